@@ -1,0 +1,337 @@
+/**
+ * Configuration: every variable is declared once here with its validator, default and meaning,
+ * parsed synchronously before any server listens, and a bad value stops the process with a
+ * message naming the variable. Insecure conveniences (generated secrets, GraphQL introspection,
+ * private-network webhooks) exist only in the `local` profile, which must be chosen explicitly:
+ * `npm start` without a service name chooses it and says so.
+ */
+
+export type Profile = 'local' | 'production' | 'test';
+export type ServiceName = 'edge' | 'auth' | 'cicd' | 'platform';
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`configuration: ${variable} ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+interface VariableSpec<T> {
+  /** Environment variable name. */
+  name: string;
+  /** What it means, for the README's configuration table. */
+  description: string;
+  /** Default shown in the docs (the parser applies the real one). */
+  shownDefault: string;
+  /** Which services read it. */
+  services: readonly ServiceName[] | 'all';
+  parse(raw: string | undefined, ctx: { profile: Profile; service: ServiceName; env: Env }): T;
+}
+
+const catalogue: VariableSpec<unknown>[] = [];
+
+function variable<T>(spec: VariableSpec<T>): VariableSpec<T> {
+  catalogue.push(spec as VariableSpec<unknown>);
+  return spec;
+}
+
+/** The variables of every service, for documentation. */
+export function describeConfiguration(): { name: string; services: string; default: string; description: string }[] {
+  return catalogue.map((v) => ({
+    name: v.name,
+    services: v.services === 'all' ? 'all' : v.services.join(', '),
+    default: v.shownDefault,
+    description: v.description,
+  }));
+}
+
+function integer(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `must be an integer, got "${raw}"`);
+  const value = Number(raw.trim());
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function boolean(name: string, raw: string | undefined, fallback: boolean): boolean {
+  if (raw === undefined || raw === '') return fallback;
+  const v = raw.trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(v)) return true;
+  if (['0', 'false', 'no', 'off'].includes(v)) return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function url(name: string, raw: string, protocols: string[]): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `must be a URL, got "${raw}"`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
+  }
+  return raw;
+}
+
+/** Secrets must be long enough to resist brute force of an HMAC key: 32 characters or more. */
+function secretList(name: string, raw: string | undefined): string[] {
+  if (raw === undefined || raw.trim() === '') return [];
+  const secrets = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const s of secrets) {
+    if (s.length < 32) throw new ConfigError(name, 'must hold secrets of at least 32 characters each');
+  }
+  return secrets;
+}
+
+const defaultPorts: Record<ServiceName, number> = { edge: 8000, auth: 8081, cicd: 8087, platform: 8090 };
+
+const PROFILE = variable<Profile>({
+  name: 'APP_PROFILE',
+  description: '`production` (default for a single service), `local` (chosen by `npm start` with no service: generated secrets, introspection, embedded services) or `test`.',
+  shownDefault: 'production',
+  services: 'all',
+  parse(raw) {
+    const v = (raw ?? 'production').trim();
+    if (v !== 'local' && v !== 'production' && v !== 'test') throw new ConfigError('APP_PROFILE', `must be local, production or test, got "${v}"`);
+    return v;
+  },
+});
+
+const PORT = variable<number>({
+  name: 'PORT',
+  description: 'HTTP port of the service (edge 8000, auth 8081, cicd 8087, platform 8090).',
+  shownDefault: 'per service',
+  services: 'all',
+  parse: (raw, { service }) => integer('PORT', raw, defaultPorts[service], 0, 65535),
+});
+
+const HOST = variable<string>({
+  name: 'HOST',
+  description: 'Interface to listen on.',
+  shownDefault: '`0.0.0.0` (production), `127.0.0.1` (local, test)',
+  services: 'all',
+  parse: (raw, { profile }) => raw?.trim() || (profile === 'production' ? '0.0.0.0' : '127.0.0.1'),
+});
+
+const LOG_LEVEL = variable<string>({
+  name: 'LOG_LEVEL',
+  description: 'pino log level: fatal, error, warn, info, debug, trace or silent.',
+  shownDefault: '`info` (`warn` in test)',
+  services: 'all',
+  parse(raw, { profile }) {
+    const v = raw?.trim() || (profile === 'test' ? 'warn' : 'info');
+    if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(v)) throw new ConfigError('LOG_LEVEL', `is not a log level: "${v}"`);
+    return v;
+  },
+});
+
+const DATABASE_URL = variable<string | undefined>({
+  name: 'DATABASE_URL',
+  description: 'PostgreSQL connection URL. Each service keeps its tables in its own schema (`auth`, `cicd`, `platform`). Required except in the local profile, which starts an embedded PostgreSQL in `DATA_DIR`.',
+  shownDefault: 'embedded (local profile)',
+  services: ['auth', 'cicd', 'platform'],
+  parse(raw, { profile }) {
+    if (!raw?.trim()) {
+      if (profile === 'production') throw new ConfigError('DATABASE_URL', 'is required in the production profile');
+      return undefined;
+    }
+    return url('DATABASE_URL', raw.trim(), ['postgres:', 'postgresql:']);
+  },
+});
+
+const DATA_DIR = variable<string>({
+  name: 'DATA_DIR',
+  description: 'Where the local profile keeps the embedded PostgreSQL cluster and its generated development secrets.',
+  shownDefault: '`./.data`',
+  services: ['edge'],
+  parse: (raw) => raw?.trim() || '.data',
+});
+
+function accessSecrets(env: Env, profile: Profile): { current: string; previous: string[] } {
+  const name = env.JWT_ACCESS_SECRET !== undefined ? 'JWT_ACCESS_SECRET' : 'AUTH_JWT_ACCESS_SECRET';
+  const [current] = secretList(name, env.JWT_ACCESS_SECRET ?? env.AUTH_JWT_ACCESS_SECRET);
+  const previous = secretList('JWT_ACCESS_SECRETS_PREVIOUS', env.JWT_ACCESS_SECRETS_PREVIOUS);
+  if (!current) throw new ConfigError('JWT_ACCESS_SECRET', profile === 'production' ? 'is required in the production profile' : 'is required (the local profile generates one)');
+  return { current, previous };
+}
+
+const JWT_ACCESS_SECRET = variable<{ current: string; previous: string[] }>({
+  name: 'JWT_ACCESS_SECRET',
+  description: 'HMAC secret (≥ 32 characters) that signs and verifies access JWTs. `AUTH_JWT_ACCESS_SECRET` is accepted as an alias. Required outside the local profile.',
+  shownDefault: 'generated (local profile only)',
+  services: ['edge', 'auth'],
+  parse: (_raw, { env, profile }) => accessSecrets(env, profile),
+});
+
+variable<string[]>({
+  name: 'JWT_ACCESS_SECRETS_PREVIOUS',
+  description: 'Comma-separated older access secrets still accepted for verification during a rotation (the current secret signs; all verify).',
+  shownDefault: 'none',
+  services: ['edge', 'auth'],
+  parse: (raw) => secretList('JWT_ACCESS_SECRETS_PREVIOUS', raw),
+});
+
+const INTERNAL_JWT_SECRET = variable<string>({
+  name: 'INTERNAL_JWT_SECRET',
+  description: 'HMAC secret (≥ 32 characters) shared by the edge and the subgraphs for the short-lived internal access token the edge forwards. Never accepted from clients. Required outside the local profile.',
+  shownDefault: 'generated (local profile only)',
+  services: 'all',
+  parse(raw) {
+    const [secret] = secretList('INTERNAL_JWT_SECRET', raw);
+    if (!secret) throw new ConfigError('INTERNAL_JWT_SECRET', 'is required');
+    return secret;
+  },
+});
+
+const BASE_PATH = variable<string>({
+  name: 'BASE_PATH',
+  description: 'Path under which the edge serves everything (`{base}`).',
+  shownDefault: '`/api`',
+  services: ['edge'],
+  parse(raw) {
+    const v = (raw ?? '/api').trim().replace(/\/+$/, '');
+    if (v !== '' && !/^\/[A-Za-z0-9._~\-/]*$/.test(v)) throw new ConfigError('BASE_PATH', `must be a path such as /api, got "${raw}"`);
+    return v;
+  },
+});
+
+function subgraphUrl(name: string, service: ServiceName) {
+  return variable<string>({
+    name,
+    description: `GraphQL endpoint of the ${service} subgraph.`,
+    shownDefault: `\`http://127.0.0.1:${defaultPorts[service]}/graphql\``,
+    services: ['edge'],
+    parse: (raw) => url(name, raw?.trim() || `http://127.0.0.1:${defaultPorts[service]}/graphql`, ['http:', 'https:']),
+  });
+}
+
+const AUTH_SUBGRAPH_URL = subgraphUrl('AUTH_SUBGRAPH_URL', 'auth');
+const CICD_SUBGRAPH_URL = subgraphUrl('CICD_SUBGRAPH_URL', 'cicd');
+const PLATFORM_SUBGRAPH_URL = subgraphUrl('PLATFORM_SUBGRAPH_URL', 'platform');
+
+const GRAPHQL_INTROSPECTION = variable<boolean>({
+  name: 'GRAPHQL_INTROSPECTION',
+  description: 'Allow GraphQL introspection at `{base}/graphql` (GraphiQL needs it).',
+  shownDefault: '`true` in local and test, `false` in production',
+  services: ['edge'],
+  parse: (raw, { profile }) => boolean('GRAPHQL_INTROSPECTION', raw, profile !== 'production'),
+});
+
+const GRAPHQL_MAX_DEPTH = variable<number>({
+  name: 'GRAPHQL_MAX_DEPTH',
+  description: 'Deepest selection a GraphQL operation may have.',
+  shownDefault: '`10`',
+  services: ['edge'],
+  parse: (raw) => integer('GRAPHQL_MAX_DEPTH', raw, 10, 1, 100),
+});
+
+const GRAPHQL_MAX_ALIASES = variable<number>({
+  name: 'GRAPHQL_MAX_ALIASES',
+  description: 'Most aliases a GraphQL operation may use.',
+  shownDefault: '`15`',
+  services: ['edge'],
+  parse: (raw) => integer('GRAPHQL_MAX_ALIASES', raw, 15, 0, 1000),
+});
+
+const GRAPHQL_MAX_COST = variable<number>({
+  name: 'GRAPHQL_MAX_COST',
+  description: 'Highest estimated cost of a GraphQL operation (objects 2, scalars 1, times depth factor 1.5).',
+  shownDefault: '`5000`',
+  services: ['edge'],
+  parse: (raw) => integer('GRAPHQL_MAX_COST', raw, 5000, 10, 1_000_000),
+});
+
+const BODY_LIMIT_BYTES = variable<number>({
+  name: 'BODY_LIMIT_BYTES',
+  description: 'Largest request body the edge accepts; larger bodies get 413 `payload_too_large`.',
+  shownDefault: '`1048576` (1 MiB)',
+  services: ['edge'],
+  parse: (raw) => integer('BODY_LIMIT_BYTES', raw, 1024 * 1024, 1024, 64 * 1024 * 1024),
+});
+
+const SUBGRAPH_TIMEOUT_MS = variable<number>({
+  name: 'SUBGRAPH_TIMEOUT_MS',
+  description: 'How long the edge waits for a subgraph before answering 503 `upstream_unavailable`.',
+  shownDefault: '`15000`',
+  services: ['edge'],
+  parse: (raw) => integer('SUBGRAPH_TIMEOUT_MS', raw, 15_000, 100, 600_000),
+});
+
+export interface BaseConfig {
+  service: ServiceName;
+  profile: Profile;
+  port: number;
+  host: string;
+  logLevel: string;
+  internalJwtSecret: string;
+}
+
+export interface SubgraphConfig extends BaseConfig {
+  databaseUrl: string | undefined;
+}
+
+export interface EdgeConfig extends BaseConfig {
+  basePath: string;
+  accessSecrets: { current: string; previous: string[] };
+  subgraphs: { auth: string; cicd: string; platform: string };
+  graphql: { introspection: boolean; maxDepth: number; maxAliases: number; maxCost: number };
+  bodyLimitBytes: number;
+  subgraphTimeoutMs: number;
+}
+
+function parseWith<T>(spec: VariableSpec<T>, env: Env, profile: Profile, service: ServiceName): T {
+  return spec.parse(env[spec.name], { env, profile, service });
+}
+
+function loadBase(service: ServiceName, env: Env): BaseConfig {
+  const profile = PROFILE.parse(env.APP_PROFILE, { env, profile: 'production', service });
+  return {
+    service,
+    profile,
+    port: parseWith(PORT, env, profile, service),
+    host: parseWith(HOST, env, profile, service),
+    logLevel: parseWith(LOG_LEVEL, env, profile, service),
+    internalJwtSecret: parseWith(INTERNAL_JWT_SECRET, env, profile, service),
+  };
+}
+
+export function loadSubgraphConfig(service: Exclude<ServiceName, 'edge'>, env: Env = process.env): SubgraphConfig {
+  const base = loadBase(service, env);
+  return { ...base, databaseUrl: parseWith(DATABASE_URL, env, base.profile, service) };
+}
+
+export function loadEdgeConfig(env: Env = process.env): EdgeConfig {
+  const base = loadBase('edge', env);
+  const p = base.profile;
+  return {
+    ...base,
+    basePath: parseWith(BASE_PATH, env, p, 'edge'),
+    accessSecrets: parseWith(JWT_ACCESS_SECRET, env, p, 'edge'),
+    subgraphs: {
+      auth: parseWith(AUTH_SUBGRAPH_URL, env, p, 'edge'),
+      cicd: parseWith(CICD_SUBGRAPH_URL, env, p, 'edge'),
+      platform: parseWith(PLATFORM_SUBGRAPH_URL, env, p, 'edge'),
+    },
+    graphql: {
+      introspection: parseWith(GRAPHQL_INTROSPECTION, env, p, 'edge'),
+      maxDepth: parseWith(GRAPHQL_MAX_DEPTH, env, p, 'edge'),
+      maxAliases: parseWith(GRAPHQL_MAX_ALIASES, env, p, 'edge'),
+      maxCost: parseWith(GRAPHQL_MAX_COST, env, p, 'edge'),
+    },
+    bodyLimitBytes: parseWith(BODY_LIMIT_BYTES, env, p, 'edge'),
+    subgraphTimeoutMs: parseWith(SUBGRAPH_TIMEOUT_MS, env, p, 'edge'),
+  };
+}
+
+/** The local profile's data directory, for the all-in-one launcher. */
+export function loadDataDir(env: Env = process.env): string {
+  return parseWith(DATA_DIR, env, 'local', 'edge');
+}
+
+export const defaultServicePorts: Readonly<Record<ServiceName, number>> = defaultPorts;

@@ -1,0 +1,133 @@
+import { SignJWT, jwtVerify, errors as joseErrors, type JWTPayload } from 'jose';
+import { AppError, ErrorCodes } from './errors.js';
+
+/** Scopes of spec 5.3. A credential acts with its user's permissions limited to these. */
+export const SCOPES = ['read', 'deploy', 'actions', 'agents', 'admin'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export const ROLES = { admin: 'admin', superAdmin: 'super_admin' } as const;
+
+/** Who is calling, as every service sees it after the edge has authenticated the request. */
+export interface Identity {
+  /** Subject: a user id or a service-account client id. */
+  subject: string;
+  /** The caller's tenant; null for platform-wide accounts (a super-admin). */
+  tenantId: string | null;
+  roles: string[];
+  scopes: Scope[];
+  /** Session id of a session JWT, when there is one. */
+  sessionId?: string;
+}
+
+export const ACCESS_TOKEN_ISSUER = 'cloudops-auth';
+export const ACCESS_TOKEN_AUDIENCE = 'cloudops-api';
+const INTERNAL_ISSUER = 'cloudops-edge';
+const INTERNAL_AUDIENCE = 'cloudops-subgraphs';
+/** Internal tokens only travel from the edge to a subgraph inside one request: keep them short. */
+export const INTERNAL_TOKEN_TTL_SECONDS = 60;
+
+const encoder = new TextEncoder();
+const keyOf = (secret: string): Uint8Array => encoder.encode(secret);
+
+function toClaims(identity: Identity): JWTPayload {
+  return {
+    ...(identity.tenantId ? { tenant_id: identity.tenantId } : {}),
+    roles: identity.roles,
+    scopes: identity.scopes,
+    ...(identity.sessionId ? { sid: identity.sessionId } : {}),
+  };
+}
+
+function fromClaims(payload: JWTPayload): Identity {
+  const { sub, tenant_id: tenantId, roles, scopes, sid } = payload as JWTPayload & Record<string, unknown>;
+  if (typeof sub !== 'string' || sub === '') throw new AppError(ErrorCodes.unauthenticated, 'token has no subject');
+  if (tenantId !== undefined && typeof tenantId !== 'string') throw new AppError(ErrorCodes.unauthenticated, 'token has a malformed tenant');
+  const roleList = Array.isArray(roles) ? roles.filter((r): r is string => typeof r === 'string') : [];
+  const scopeList = Array.isArray(scopes) ? scopes.filter((s): s is Scope => (SCOPES as readonly string[]).includes(s as string)) : [];
+  return {
+    subject: sub,
+    tenantId: tenantId ?? null,
+    roles: roleList,
+    scopes: scopeList,
+    ...(typeof sid === 'string' ? { sessionId: sid } : {}),
+  };
+}
+
+async function sign(identity: Identity, secret: string, issuer: string, audience: string, ttlSeconds: number): Promise<string> {
+  return new SignJWT(toClaims(identity))
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setSubject(identity.subject)
+    .setIssuer(issuer)
+    .setAudience(audience)
+    .setIssuedAt()
+    .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSeconds)
+    .sign(keyOf(secret));
+}
+
+/**
+ * Verifies an HS256 token against a trusted list of secrets: the first signs, all verify, so a
+ * secret can be rotated without logging everyone out. The algorithm is pinned: `alg: none` and
+ * any asymmetric algorithm are refused before a key is tried.
+ */
+async function verify(token: string, secrets: readonly string[], issuer: string, audience: string): Promise<Identity> {
+  let lastError: unknown;
+  for (const secret of secrets) {
+    try {
+      const { payload } = await jwtVerify(token, keyOf(secret), { algorithms: ['HS256'], issuer, audience });
+      return fromClaims(payload);
+    } catch (error) {
+      lastError = error;
+      // Only a bad signature is worth trying the next secret for; anything else (expired,
+      // malformed, wrong audience) is decided by the token itself.
+      if (!(error instanceof joseErrors.JWSSignatureVerificationFailed)) break;
+    }
+  }
+  throw new AppError(ErrorCodes.unauthenticated, describeJoseError(lastError));
+}
+
+function describeJoseError(error: unknown): string {
+  if (error instanceof AppError) return error.message;
+  if (error instanceof joseErrors.JWTExpired) return 'token has expired';
+  if (error instanceof joseErrors.JWSSignatureVerificationFailed) return 'token signature is not valid';
+  if (error instanceof joseErrors.JOSEAlgNotAllowed) return 'token algorithm is not accepted';
+  if (error instanceof joseErrors.JWTClaimValidationFailed) return `token claim "${error.claim}" is not valid`;
+  return 'token is malformed';
+}
+
+export interface AccessTokenKeys {
+  current: string;
+  previous: readonly string[];
+}
+
+/** Signs access tokens with the current secret (used by auth, and by tests before auth exists). */
+export function signAccessToken(identity: Identity, keys: AccessTokenKeys, ttlSeconds = 900): Promise<string> {
+  return sign(identity, keys.current, ACCESS_TOKEN_ISSUER, ACCESS_TOKEN_AUDIENCE, ttlSeconds);
+}
+
+export function verifyAccessToken(token: string, keys: AccessTokenKeys): Promise<Identity> {
+  return verify(token, [keys.current, ...keys.previous], ACCESS_TOKEN_ISSUER, ACCESS_TOKEN_AUDIENCE);
+}
+
+export function signInternalToken(identity: Identity, secret: string): Promise<string> {
+  return sign(identity, secret, INTERNAL_ISSUER, INTERNAL_AUDIENCE, INTERNAL_TOKEN_TTL_SECONDS);
+}
+
+export function verifyInternalToken(token: string, secret: string): Promise<Identity> {
+  return verify(token, [secret], INTERNAL_ISSUER, INTERNAL_AUDIENCE);
+}
+
+/** Reads a bearer token from an Authorization header value; undefined when absent or not Bearer. */
+export function bearerToken(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const match = /^Bearer[ ]+([A-Za-z0-9\-._~+/]+=*)$/i.exec(header.trim());
+  return match?.[1];
+}
+
+export function hasScope(identity: Identity, scope: Scope): boolean {
+  return identity.scopes.includes(scope);
+}
+
+export function hasRole(identity: Identity, role: string): boolean {
+  // A super-admin holds every administrative right of a tenant admin.
+  return identity.roles.includes(role) || (role === ROLES.admin && identity.roles.includes(ROLES.superAdmin));
+}

@@ -1,0 +1,250 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ConfigError, defaultServicePorts, loadDataDir, loadEdgeConfig, loadSubgraphConfig, type ServiceName } from './kernel/config.js';
+import { ensureDatabase } from './kernel/db.js';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from './kernel/embedded-postgres.js';
+import { createLogger, type Logger } from './kernel/logger.js';
+
+type SubgraphName = Exclude<ServiceName, 'edge'>;
+const SUBGRAPHS: SubgraphName[] = ['auth', 'cicd', 'platform'];
+
+const USAGE = `usage: npm start [-- <service>]
+
+  (no service)   the whole platform on this machine, local profile: embedded PostgreSQL in
+                 ./.data (or DATABASE_URL), the three subgraphs and the edge
+  edge           the edge alone (GraphQL gateway, REST facade, docs)
+  auth | cicd | platform
+                 one subgraph alone
+
+Single services default to APP_PROFILE=production and need their configuration (see README).`;
+
+function fail(message: string): never {
+  process.stderr.write(`${message}\n`);
+  process.exit(1);
+}
+
+async function loadSubgraph(name: SubgraphName) {
+  switch (name) {
+    case 'auth':
+      return (await import('./subgraphs/auth/index.js')).authSubgraph;
+    case 'cicd':
+      return (await import('./subgraphs/cicd/index.js')).cicdSubgraph;
+    case 'platform':
+      return (await import('./subgraphs/platform/index.js')).platformSubgraph;
+  }
+}
+
+/** Stops `stop` on SIGINT/SIGTERM, once, then exits. */
+function onShutdown(logger: Logger, stop: () => Promise<void>): void {
+  let stopping = false;
+  const handler = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping');
+    stop()
+      .then(() => process.exit(0))
+      .catch((error) => {
+        logger.error({ err: error }, 'error while stopping');
+        process.exit(1);
+      });
+  };
+  process.on('SIGINT', () => handler('SIGINT'));
+  process.on('SIGTERM', () => handler('SIGTERM'));
+}
+
+/** Runs one service in this process (production entry point, and the local launcher's children). */
+async function runService(service: ServiceName): Promise<void> {
+  if (service === 'edge') {
+    const config = loadEdgeConfig();
+    const logger = createLogger({ service, level: config.logLevel });
+    const { createEdge } = await import('./rest-facade/createEdge.js');
+    const edge = await createEdge(config, logger);
+    logger.info({ address: edge.address, basePath: config.basePath, profile: config.profile }, 'edge listening');
+    onShutdown(logger, () => edge.stop());
+    process.send?.({ type: 'ready', address: edge.address });
+    return;
+  }
+  const config = loadSubgraphConfig(service);
+  const logger = createLogger({ service, level: config.logLevel });
+  const { startSubgraph } = await import('./kernel/graphql/startSubgraph.js');
+  const running = await startSubgraph(await loadSubgraph(service), config, logger);
+  logger.info({ url: running.url, profile: config.profile }, `${service} subgraph listening`);
+  onShutdown(logger, () => running.stop());
+  process.send?.({ type: 'ready', url: running.url });
+  // The launcher going away (even by SIGKILL) must not leave this child behind.
+  process.on('disconnect', () => {
+    void running.stop().finally(() => process.exit(0));
+  });
+}
+
+function freePort(preferred: number): Promise<number> {
+  const tryPort = (port: number) =>
+    new Promise<number>((resolvePort, reject) => {
+      const server = createServer();
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => {
+        const address = server.address();
+        server.close(() => resolvePort(typeof address === 'object' && address ? address.port : port));
+      });
+    });
+  return tryPort(preferred).catch(() => tryPort(0));
+}
+
+/**
+ * Development secrets of the local profile: generated once, kept in the data directory so that
+ * tokens survive restarts. Never used outside the local profile.
+ */
+function localSecrets(dataDir: string): { jwtAccessSecret: string; internalJwtSecret: string } {
+  const file = join(dataDir, 'dev-secrets.json');
+  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
+  const secrets = { jwtAccessSecret: randomBytes(32).toString('base64url'), internalJwtSecret: randomBytes(32).toString('base64url') };
+  writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  return secrets;
+}
+
+/** The whole platform on one machine: the local profile that `npm start` runs. */
+async function runLocalStack(): Promise<void> {
+  const started = Date.now();
+  const say = (message: string) => process.stdout.write(`[${((Date.now() - started) / 1000).toFixed(1).padStart(5)}s] ${message}\n`);
+  const profile = process.env.APP_PROFILE ?? 'local';
+  if (profile === 'production') fail('npm start without a service runs the local profile; start services one by one for production (npm start -- edge, ...)');
+  say(`profile ${profile}: development defaults (generated secrets, embedded services, GraphQL introspection). Not for production.`);
+
+  const dataDir = resolve(loadDataDir());
+  mkdirSync(dataDir, { recursive: true });
+  const secrets = localSecrets(dataDir);
+  const logger = createLogger({ service: 'launcher', level: process.env.LOG_LEVEL ?? 'warn' });
+
+  let database: EmbeddedDatabase | undefined;
+  let databaseUrl = process.env.DATABASE_URL;
+  if (databaseUrl) {
+    say(`using PostgreSQL at ${new URL(databaseUrl).host} (DATABASE_URL)`);
+  } else {
+    const port = await freePort(Number(process.env.EMBEDDED_POSTGRES_PORT ?? 54329));
+    say(`starting embedded PostgreSQL in ${join(dataDir, 'postgres')} on 127.0.0.1:${port}`);
+    database = await startEmbeddedPostgres({ dataDir, port, logger });
+    databaseUrl = database.url.replace(/\/postgres$/, '/cloudops');
+    await ensureDatabase(databaseUrl);
+  }
+
+  const env = {
+    ...process.env,
+    APP_PROFILE: profile,
+    DATABASE_URL: databaseUrl,
+    JWT_ACCESS_SECRET: process.env.JWT_ACCESS_SECRET ?? secrets.jwtAccessSecret,
+    INTERNAL_JWT_SECRET: process.env.INTERNAL_JWT_SECRET ?? secrets.internalJwtSecret,
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+  };
+  const children = new Map<SubgraphName, ChildProcess>();
+  let stopping = false;
+
+  const stopAll = async () => {
+    stopping = true;
+    await Promise.all(
+      [...children.values()].map(
+        (child) =>
+          new Promise<void>((done) => {
+            if (child.exitCode !== null || child.signalCode !== null) return done();
+            child.once('exit', () => done());
+            child.kill('SIGTERM');
+          }),
+      ),
+    );
+    if (database) {
+      say('stopping embedded PostgreSQL');
+      await database.stop();
+    }
+  };
+
+  say('starting subgraphs auth, cicd, platform (each runs its migrations)');
+  const entry = fileURLToPath(import.meta.url);
+  const urls = {} as Record<SubgraphName, string>;
+  try {
+    await Promise.all(
+      SUBGRAPHS.map(
+        (name) =>
+          new Promise<void>((ready, reject) => {
+            const port = process.env[`${name.toUpperCase()}_PORT`] ?? String(defaultServicePorts[name]);
+            const child = fork(entry, [name], { env: { ...env, PORT: port }, stdio: 'inherit' });
+            children.set(name, child);
+            child.on('message', (message: { type?: string; url?: string }) => {
+              if (message.type !== 'ready' || !message.url) return;
+              urls[name] = message.url;
+              say(`  ${name.padEnd(8)} ready at ${message.url}`);
+              ready();
+            });
+            child.on('exit', (code, signal) => {
+              if (stopping) return;
+              reject(new Error(`${name} exited (${signal ?? `code ${code}`})`));
+              if (urls[name]) {
+                say(`${name} stopped unexpectedly; shutting down`);
+                void stopAll().finally(() => process.exit(1));
+              }
+            });
+          }),
+      ),
+    );
+  } catch (error) {
+    say(`start-up failed: ${(error as Error).message}`);
+    await stopAll();
+    process.exit(1);
+  }
+
+  const config = loadEdgeConfig({
+    ...env,
+    AUTH_SUBGRAPH_URL: process.env.AUTH_SUBGRAPH_URL ?? urls.auth,
+    CICD_SUBGRAPH_URL: process.env.CICD_SUBGRAPH_URL ?? urls.cicd,
+    PLATFORM_SUBGRAPH_URL: process.env.PLATFORM_SUBGRAPH_URL ?? urls.platform,
+  });
+  const { createEdge } = await import('./rest-facade/createEdge.js');
+  const edge = await createEdge(config, createLogger({ service: 'edge', level: config.logLevel })).catch(async (error) => {
+    say(`edge failed to start: ${(error as Error).message}`);
+    await stopAll();
+    process.exit(1);
+  });
+  const base = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${config.port}${config.basePath}`;
+  say(`edge listening on ${edge.address}`);
+  say(`ready in ${((Date.now() - started) / 1000).toFixed(1)}s`);
+  process.stdout.write(
+    [
+      '',
+      `  REST base     ${base}   (e.g. ${base}/platform/api/v1/support/tickets)`,
+      `  GraphQL       ${base}/graphql   (GraphiQL in a browser)`,
+      `  API docs      ${base}/docs`,
+      `  OpenAPI       ${base}/openapi.json`,
+      `  Health        ${base}/healthz, ${base}/readyz`,
+      `  Dev secrets   ${join(dataDir, 'dev-secrets.json')}`,
+      '',
+      '  Ctrl-C stops everything.',
+      '',
+    ].join('\n'),
+  );
+
+  onShutdown(logger, async () => {
+    say('stopping');
+    await edge.stop();
+    await stopAll();
+    say('stopped');
+  });
+}
+
+async function main(): Promise<void> {
+  const [command] = process.argv.slice(2);
+  if (command === '--help' || command === '-h' || command === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  if (command === undefined) return runLocalStack();
+  if (command === 'edge' || (SUBGRAPHS as string[]).includes(command)) return runService(command as ServiceName);
+  fail(`unknown service "${command}"\n\n${USAGE}`);
+}
+
+main().catch((error) => {
+  if (error instanceof ConfigError) fail(error.message);
+  process.stderr.write(`start-up failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,7 @@
+import { healthRoutes, platformRoutes } from './platform.js';
+import type { RestRoute } from './route.js';
+
+export type { RestRoute, Prefix, HttpMethod } from './route.js';
+
+/** Every REST route of the facade, by gateway prefix. */
+export const routes: readonly RestRoute[] = [...healthRoutes, ...platformRoutes];
