@@ -4,7 +4,7 @@ import { Supergraph } from '@apollo/federation-internals';
 import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
 import { costLimitRule } from '@escape.tech/graphql-armor-cost-limit';
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
-import type { GraphQLFormattedError, GraphQLSchema } from 'graphql';
+import type { GraphQLError, GraphQLFormattedError, GraphQLSchema, ValidationContext } from 'graphql';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { AppError, ErrorCodes, resolveErrorCode } from '../kernel/errors.js';
 import type { Identity } from '../kernel/identity.js';
@@ -43,6 +43,15 @@ class IdentityForwardingDataSource extends RemoteGraphQLDataSource<EdgeContext> 
     if (ctx?.internalToken) headers.set('authorization', `Bearer ${ctx.internalToken}`);
   }
 }
+
+/**
+ * graphql-armor throws from inside validation by default, which Apollo Server reports as a 500;
+ * reporting through the validation context makes it an ordinary 400 validation error.
+ */
+const reportAsValidationError = {
+  propagateOnRejection: false,
+  onReject: [(context: ValidationContext, error: GraphQLError) => context.reportError(error)],
+};
 
 const LIMIT_MESSAGE = /(depth|aliases|cost) limit of \d+ exceeded|Aliases limit|Query Cost limit/i;
 
@@ -102,9 +111,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     csrfPrevention: false,
     includeStacktraceInErrorResponses: false,
     validationRules: [
-      maxDepthRule({ n: options.limits.maxDepth, ignoreIntrospection: true, flattenFragments: true }),
-      maxAliasesRule({ n: options.limits.maxAliases }),
-      costLimitRule({ maxCost: options.limits.maxCost, objectCost: 2, scalarCost: 1, depthCostFactor: 1.5, ignoreIntrospection: true }),
+      maxDepthRule({ n: options.limits.maxDepth, ignoreIntrospection: true, flattenFragments: true, ...reportAsValidationError }),
+      maxAliasesRule({ n: options.limits.maxAliases, ...reportAsValidationError }),
+      costLimitRule({ maxCost: options.limits.maxCost, objectCost: 2, scalarCost: 1, depthCostFactor: 1.5, ignoreIntrospection: true, ...reportAsValidationError }),
     ],
     formatError: formatEdgeError(options.logger),
   });

@@ -1,0 +1,102 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadEdgeConfig } from '../../kernel/config.js';
+import { signAccessToken, type Identity } from '../../kernel/identity.js';
+import { createLogger } from '../../kernel/logger.js';
+import { projectRoot } from '../../kernel/paths.js';
+import { createEdge, type Edge } from '../../rest-facade/createEdge.js';
+import { createTestDatabase, type TestDatabase } from './database.js';
+
+export interface Stack {
+  /** `http://127.0.0.1:<port>/api` */
+  base: string;
+  edge: Edge;
+  database: TestDatabase;
+  subgraphUrls: Record<'auth' | 'cicd' | 'platform', string>;
+  accessSecret: string;
+  internalSecret: string;
+  token(identity: Partial<Identity> & { tenantId: string | null }): Promise<string>;
+  stop(): Promise<void>;
+}
+
+const secret = () => randomBytes(32).toString('base64url');
+
+/**
+ * The real thing, as production runs it: the three compiled subgraphs as child processes on
+ * their own database, and the edge in this process on a free port. Needs `npm run build`.
+ */
+export async function startStack(label: string, edgeEnv: Record<string, string> = {}): Promise<Stack> {
+  const entry = join(projectRoot(), 'dist', 'main.js');
+  if (!existsSync(entry)) throw new Error('dist/main.js is missing: run npm run build (npm test does)');
+  const database = await createTestDatabase(label);
+  const accessSecret = secret();
+  const internalSecret = secret();
+  const children: ChildProcess[] = [];
+  const env = {
+    ...process.env,
+    APP_PROFILE: 'test',
+    DATABASE_URL: database.url,
+    INTERNAL_JWT_SECRET: internalSecret,
+    JWT_ACCESS_SECRET: accessSecret,
+    PORT: '0',
+    LOG_LEVEL: 'warn',
+  };
+  const start = (name: 'auth' | 'cicd' | 'platform') =>
+    new Promise<string>((resolve, reject) => {
+      const child = fork(entry, [name], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      children.push(child);
+      child.on('message', (m: { type?: string; url?: string }) => m.type === 'ready' && m.url && resolve(m.url));
+      child.on('exit', (code) => reject(new Error(`${name} exited with ${code} during start-up`)));
+    });
+  const stopChildren = () =>
+    Promise.all(
+      children.map(
+        (c) =>
+          new Promise<void>((done) => {
+            if (c.exitCode !== null || c.signalCode !== null) return done();
+            c.once('exit', () => done());
+            c.kill('SIGTERM');
+          }),
+      ),
+    );
+  try {
+    const [auth, cicd, platform] = await Promise.all([start('auth'), start('cicd'), start('platform')]);
+    const subgraphUrls = { auth, cicd, platform };
+    const config = loadEdgeConfig({
+      APP_PROFILE: 'test',
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      JWT_ACCESS_SECRET: accessSecret,
+      INTERNAL_JWT_SECRET: internalSecret,
+      AUTH_SUBGRAPH_URL: auth,
+      CICD_SUBGRAPH_URL: cicd,
+      PLATFORM_SUBGRAPH_URL: platform,
+      ...edgeEnv,
+    });
+    const edge = await createEdge(config, createLogger({ service: 'edge', level: 'warn' }));
+    return {
+      base: `${edge.address}${config.basePath}`,
+      edge,
+      database,
+      subgraphUrls,
+      accessSecret,
+      internalSecret,
+      token: (identity) =>
+        signAccessToken(
+          { subject: identity.subject ?? 'user-1', tenantId: identity.tenantId, roles: identity.roles ?? [], scopes: identity.scopes ?? ['read', 'deploy'] },
+          { current: accessSecret, previous: [] },
+        ),
+      async stop() {
+        await edge.stop();
+        await stopChildren();
+        await database.drop();
+      },
+    };
+  } catch (error) {
+    await stopChildren();
+    await database.drop();
+    throw error;
+  }
+}
