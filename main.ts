@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, defaultServicePorts, loadDataDir, loadEdgeConfig, loadSubgraphConfig, type ServiceName } from './kernel/config.js';
+import { ConfigError, loadEdgeConfig, loadLauncherConfig, loadSubgraphConfig, type ServiceName } from './kernel/config.js';
 import { ensureDatabase } from './kernel/db.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './kernel/embedded-postgres.js';
 import { createLogger, type Logger } from './kernel/logger.js';
@@ -114,7 +114,8 @@ async function runLocalStack(): Promise<void> {
   if (profile === 'production') fail('npm start without a service runs the local profile; start services one by one for production (npm start -- edge, ...)');
   say(`profile ${profile}: development defaults (generated secrets, embedded services, GraphQL introspection). Not for production.`);
 
-  const dataDir = resolve(loadDataDir());
+  const launcher = loadLauncherConfig();
+  const dataDir = resolve(launcher.dataDir);
   mkdirSync(dataDir, { recursive: true });
   const secrets = localSecrets(dataDir);
   const logger = createLogger({ service: 'launcher', level: process.env.LOG_LEVEL ?? 'warn' });
@@ -124,7 +125,7 @@ async function runLocalStack(): Promise<void> {
   if (databaseUrl) {
     say(`using PostgreSQL at ${new URL(databaseUrl).host} (DATABASE_URL)`);
   } else {
-    const port = await freePort(Number(process.env.EMBEDDED_POSTGRES_PORT ?? 54329));
+    const port = await freePort(launcher.embeddedPostgresPort);
     say(`starting embedded PostgreSQL in ${join(dataDir, 'postgres')} on 127.0.0.1:${port}`);
     database = await startEmbeddedPostgres({ dataDir, port, logger });
     databaseUrl = database.url.replace(/\/postgres$/, '/cloudops');
@@ -168,8 +169,7 @@ async function runLocalStack(): Promise<void> {
       SUBGRAPHS.map(
         (name) =>
           new Promise<void>((ready, reject) => {
-            const port = process.env[`${name.toUpperCase()}_PORT`] ?? String(defaultServicePorts[name]);
-            const child = fork(entry, [name], { env: { ...env, PORT: port }, stdio: 'inherit' });
+            const child = fork(entry, [name], { env: { ...env, PORT: String(launcher.ports[name]) }, stdio: 'inherit' });
             children.set(name, child);
             child.on('message', (message: { type?: string; url?: string }) => {
               if (message.type !== 'ready' || !message.url) return;

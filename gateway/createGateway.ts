@@ -50,7 +50,7 @@ class IdentityForwardingDataSource extends RemoteGraphQLDataSource<EdgeContext> 
  */
 const reportAsValidationError = {
   propagateOnRejection: false,
-  onReject: [(context: ValidationContext, error: GraphQLError) => context.reportError(error)],
+  onReject: [(context: ValidationContext | null, error: GraphQLError) => context?.reportError(error)],
 };
 
 const LIMIT_MESSAGE = /(depth|aliases|cost) limit of \d+ exceeded|Aliases limit|Query Cost limit/i;

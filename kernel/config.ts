@@ -8,6 +8,7 @@
 
 export type Profile = 'local' | 'production' | 'test';
 export type ServiceName = 'edge' | 'auth' | 'cicd' | 'platform';
+type Reader = ServiceName | 'launcher';
 
 export class ConfigError extends Error {
   constructor(
@@ -29,7 +30,7 @@ interface VariableSpec<T> {
   /** Default shown in the docs (the parser applies the real one). */
   shownDefault: string;
   /** Which services read it. */
-  services: readonly ServiceName[] | 'all';
+  services: readonly Reader[] | 'all';
   parse(raw: string | undefined, ctx: { profile: Profile; service: ServiceName; env: Env }): T;
 }
 
@@ -147,11 +148,34 @@ const DATABASE_URL = variable<string | undefined>({
 
 const DATA_DIR = variable<string>({
   name: 'DATA_DIR',
-  description: 'Where the local profile keeps the embedded PostgreSQL cluster and its generated development secrets.',
+  description: 'Local profile (`npm start`): where the embedded PostgreSQL cluster and the generated development secrets live.',
   shownDefault: '`./.data`',
-  services: ['edge'],
+  services: ['launcher'],
   parse: (raw) => raw?.trim() || '.data',
 });
+
+const EMBEDDED_POSTGRES_PORT = variable<number>({
+  name: 'EMBEDDED_POSTGRES_PORT',
+  description: 'Local profile: port of the embedded PostgreSQL (127.0.0.1 only); a free port is taken when it is busy.',
+  shownDefault: '`54329`',
+  services: ['launcher'],
+  parse: (raw) => integer('EMBEDDED_POSTGRES_PORT', raw, 54329, 1, 65535),
+});
+
+function launcherPort(service: Exclude<ServiceName, 'edge'>) {
+  const name = `${service.toUpperCase()}_PORT`;
+  return variable<number>({
+    name,
+    description: `Local profile: port of the ${service} subgraph process.`,
+    shownDefault: `\`${defaultPorts[service]}\``,
+    services: ['launcher'],
+    parse: (raw) => integer(name, raw, defaultPorts[service], 0, 65535),
+  });
+}
+
+const AUTH_PORT = launcherPort('auth');
+const CICD_PORT = launcherPort('cicd');
+const PLATFORM_PORT = launcherPort('platform');
 
 function accessSecrets(env: Env, profile: Profile): { current: string; previous: string[] } {
   const name = env.JWT_ACCESS_SECRET !== undefined ? 'JWT_ACCESS_SECRET' : 'AUTH_JWT_ACCESS_SECRET';
@@ -329,9 +353,20 @@ export function loadEdgeConfig(env: Env = process.env): EdgeConfig {
   };
 }
 
-/** The local profile's data directory, for the all-in-one launcher. */
-export function loadDataDir(env: Env = process.env): string {
-  return parseWith(DATA_DIR, env, 'local', 'edge');
+export interface LauncherConfig {
+  dataDir: string;
+  embeddedPostgresPort: number;
+  ports: Record<Exclude<ServiceName, 'edge'>, number>;
+}
+
+/** What `npm start` without a service (the local profile's launcher) reads. */
+export function loadLauncherConfig(env: Env = process.env): LauncherConfig {
+  const at = <T>(spec: VariableSpec<T>) => parseWith(spec, env, 'local', 'edge');
+  return {
+    dataDir: at(DATA_DIR),
+    embeddedPostgresPort: at(EMBEDDED_POSTGRES_PORT),
+    ports: { auth: at(AUTH_PORT), cicd: at(CICD_PORT), platform: at(PLATFORM_PORT) },
+  };
 }
 
 export const defaultServicePorts: Readonly<Record<ServiceName, number>> = defaultPorts;
