@@ -19,6 +19,7 @@ export default {
   transform: { '^.+\\.ts$': ['@swc/jest', swc] },
   globalSetup: '<rootDir>/tests/setup/globalSetup.mjs',
   globalTeardown: '<rootDir>/tests/setup/globalTeardown.mjs',
+  reporters: ['default', '<rootDir>/tests/setup/summaryReporter.mjs'],
   testTimeout: 60_000,
   // Each e2e file runs three subgraph processes; two files at a time suit a 2-core machine.
   maxWorkers: 2,
