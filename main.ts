@@ -98,12 +98,26 @@ function freePort(preferred: number): Promise<number> {
  * Development secrets of the local profile: generated once, kept in the data directory so that
  * tokens survive restarts. Never used outside the local profile.
  */
-function localSecrets(dataDir: string): { jwtAccessSecret: string; internalJwtSecret: string } {
+interface LocalSecrets {
+  jwtAccessSecret: string;
+  jwtRefreshSecret: string;
+  internalJwtSecret: string;
+  superAdmin: { email: string; username: string; password: string };
+}
+
+function localSecrets(dataDir: string): { secrets: LocalSecrets; created: boolean } {
   const file = join(dataDir, 'dev-secrets.json');
-  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
-  const secrets = { jwtAccessSecret: randomBytes(32).toString('base64url'), internalJwtSecret: randomBytes(32).toString('base64url') };
-  writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
-  return secrets;
+  const existing = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Partial<LocalSecrets>) : {};
+  const random = () => randomBytes(32).toString('base64url');
+  const secrets: LocalSecrets = {
+    jwtAccessSecret: existing.jwtAccessSecret ?? random(),
+    jwtRefreshSecret: existing.jwtRefreshSecret ?? random(),
+    internalJwtSecret: existing.internalJwtSecret ?? random(),
+    superAdmin: existing.superAdmin ?? { email: 'admin@localhost.localdomain', username: 'superadmin', password: randomBytes(18).toString('base64url') },
+  };
+  const created = !existing.superAdmin;
+  if (JSON.stringify(existing) !== JSON.stringify(secrets)) writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  return { secrets, created };
 }
 
 /** The whole platform on one machine: the local profile that `npm start` runs. */
@@ -117,7 +131,7 @@ async function runLocalStack(): Promise<void> {
   const launcher = loadLauncherConfig();
   const dataDir = resolve(launcher.dataDir);
   mkdirSync(dataDir, { recursive: true });
-  const secrets = localSecrets(dataDir);
+  const { secrets, created: secretsCreated } = localSecrets(dataDir);
   const logger = createLogger({ service: 'launcher', level: process.env.LOG_LEVEL ?? 'warn' });
 
   let database: EmbeddedDatabase | undefined;
@@ -142,7 +156,12 @@ async function runLocalStack(): Promise<void> {
     APP_PROFILE: profile,
     DATABASE_URL: databaseUrl,
     JWT_ACCESS_SECRET: process.env.JWT_ACCESS_SECRET ?? secrets.jwtAccessSecret,
+    JWT_REFRESH_SECRET: process.env.JWT_REFRESH_SECRET ?? secrets.jwtRefreshSecret,
     INTERNAL_JWT_SECRET: process.env.INTERNAL_JWT_SECRET ?? secrets.internalJwtSecret,
+    // The local profile always has a super-admin: from configuration, or generated once.
+    BOOTSTRAP_SUPER_ADMIN_EMAIL: process.env.BOOTSTRAP_SUPER_ADMIN_EMAIL ?? secrets.superAdmin.email,
+    BOOTSTRAP_SUPER_ADMIN_USERNAME: process.env.BOOTSTRAP_SUPER_ADMIN_EMAIL ? process.env.BOOTSTRAP_SUPER_ADMIN_USERNAME : secrets.superAdmin.username,
+    BOOTSTRAP_SUPER_ADMIN_PASSWORD: process.env.BOOTSTRAP_SUPER_ADMIN_EMAIL ? process.env.BOOTSTRAP_SUPER_ADMIN_PASSWORD : secrets.superAdmin.password,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
   };
   const children = new Map<SubgraphName, ChildProcess>();
@@ -223,6 +242,9 @@ async function runLocalStack(): Promise<void> {
       `  OpenAPI       ${base}/openapi.json`,
       `  Health        ${base}/healthz, ${base}/readyz`,
       `  Dev secrets   ${join(dataDir, 'dev-secrets.json')}`,
+      ...(secretsCreated && !process.env.BOOTSTRAP_SUPER_ADMIN_EMAIL
+        ? ['', `  Super-admin (generated, shown once; also in dev-secrets.json):`, `    username ${secrets.superAdmin.username}   password ${secrets.superAdmin.password}`]
+        : []),
       '',
       '  Ctrl-C stops everything.',
       '',

@@ -67,7 +67,11 @@ export function formatEdgeError(logger: Logger) {
       message,
       ...(formatted.locations ? { locations: formatted.locations } : {}),
       ...(formatted.path ? { path: formatted.path } : {}),
-      extensions: { code: definition.code },
+      extensions: {
+        code: definition.code,
+        // Rate-limited answers say when to retry; the REST facade turns it into Retry-After.
+        ...(typeof formatted.extensions?.retryAfter === 'number' ? { retryAfter: formatted.extensions.retryAfter } : {}),
+      },
     };
   };
 }

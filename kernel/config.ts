@@ -287,6 +287,125 @@ const SUBGRAPH_TIMEOUT_MS = variable<number>({
   parse: (raw) => integer('SUBGRAPH_TIMEOUT_MS', raw, 15_000, 100, 600_000),
 });
 
+const JWT_REFRESH_SECRET = variable<{ current: string; previous: string[] }>({
+  name: 'JWT_REFRESH_SECRET',
+  description: 'HMAC secret (≥ 32 characters, different from the access secret) that signs refresh tokens. `JWT_REFRESH_SECRETS_PREVIOUS` lists older ones still accepted. Required outside the local profile.',
+  shownDefault: 'generated (local profile only)',
+  services: ['auth'],
+  parse(raw, { env, profile }) {
+    const [current] = secretList('JWT_REFRESH_SECRET', raw);
+    if (!current) throw new ConfigError('JWT_REFRESH_SECRET', profile === 'production' ? 'is required in the production profile' : 'is required (the local profile generates one)');
+    const access = env.JWT_ACCESS_SECRET ?? env.AUTH_JWT_ACCESS_SECRET;
+    if (access && access.trim() === current) throw new ConfigError('JWT_REFRESH_SECRET', 'must differ from JWT_ACCESS_SECRET');
+    return { current, previous: secretList('JWT_REFRESH_SECRETS_PREVIOUS', env.JWT_REFRESH_SECRETS_PREVIOUS) };
+  },
+});
+
+variable<string[]>({
+  name: 'JWT_REFRESH_SECRETS_PREVIOUS',
+  description: 'Comma-separated older refresh secrets still accepted during a rotation.',
+  shownDefault: 'none',
+  services: ['auth'],
+  parse: (raw) => secretList('JWT_REFRESH_SECRETS_PREVIOUS', raw),
+});
+
+const ACCESS_TOKEN_TTL_SECS = variable<number>({
+  name: 'ACCESS_TOKEN_TTL_SECS',
+  description: 'Lifetime of access tokens (session and client-credentials).',
+  shownDefault: '`900` (15 min)',
+  services: ['auth', 'edge'],
+  parse: (raw) => integer('ACCESS_TOKEN_TTL_SECS', raw, 900, 60, 24 * 3600),
+});
+
+const REFRESH_TOKEN_TTL_SECS = variable<number>({
+  name: 'REFRESH_TOKEN_TTL_SECS',
+  description: 'Lifetime of a session (its refresh tokens).',
+  shownDefault: '`2592000` (30 days)',
+  services: ['auth'],
+  parse: (raw) => integer('REFRESH_TOKEN_TTL_SECS', raw, 30 * 24 * 3600, 300, 365 * 24 * 3600),
+});
+
+const LOGIN_RATE_LIMIT = variable<number>({
+  name: 'LOGIN_RATE_LIMIT',
+  description: 'Login or registration attempts allowed per identifier (email or username) within the window.',
+  shownDefault: '`10`',
+  services: ['auth'],
+  parse: (raw) => integer('LOGIN_RATE_LIMIT', raw, 10, 1, 10_000),
+});
+
+const LOGIN_RATE_WINDOW_SECS = variable<number>({
+  name: 'LOGIN_RATE_WINDOW_SECS',
+  description: 'Length of the rolling window for login and registration attempts.',
+  shownDefault: '`900` (15 min)',
+  services: ['auth'],
+  parse: (raw) => integer('LOGIN_RATE_WINDOW_SECS', raw, 900, 1, 24 * 3600),
+});
+
+const REDIS_URL = variable<string | undefined>({
+  name: 'REDIS_URL',
+  description: 'Redis for counters shared by replicas: the edge\'s per-token budgets and auth\'s login attempts (sliding window). In-memory when unset.',
+  shownDefault: 'in-memory',
+  services: ['edge', 'auth'],
+  parse: (raw) => (raw?.trim() ? url('REDIS_URL', raw.trim(), ['redis:', 'rediss:']) : undefined),
+});
+
+const CACHE_SERVICE_BASE_URL = variable<string | undefined>({
+  name: 'CACHE_SERVICE_BASE_URL',
+  description: 'Cache service counting login attempts (contract in the README), used instead of Redis when set. Needs `CACHE_SERVICE_API_KEY`.',
+  shownDefault: 'none',
+  services: ['auth'],
+  parse(raw, { env }) {
+    if (!raw?.trim()) return undefined;
+    if (!env.CACHE_SERVICE_API_KEY?.trim()) throw new ConfigError('CACHE_SERVICE_API_KEY', 'is required when CACHE_SERVICE_BASE_URL is set');
+    return url('CACHE_SERVICE_BASE_URL', raw.trim().replace(/\/+$/, ''), ['http:', 'https:']);
+  },
+});
+
+variable<string | undefined>({
+  name: 'CACHE_SERVICE_API_KEY',
+  description: 'Shared secret sent to the cache service as a bearer token.',
+  shownDefault: 'none',
+  services: ['auth'],
+  parse: (raw) => raw?.trim() || undefined,
+});
+
+const BOOTSTRAP_SUPER_ADMIN = variable<{ email: string; username: string; password: string } | undefined>({
+  name: 'BOOTSTRAP_SUPER_ADMIN_EMAIL',
+  description: 'With `BOOTSTRAP_SUPER_ADMIN_PASSWORD` (and optionally `BOOTSTRAP_SUPER_ADMIN_USERNAME`, default `superadmin`): auth upserts this platform-wide super-admin at start (idempotent). The local profile generates one and prints it once when unset.',
+  shownDefault: 'none',
+  services: ['auth'],
+  parse(raw, { env }) {
+    if (!raw?.trim()) return undefined;
+    const password = env.BOOTSTRAP_SUPER_ADMIN_PASSWORD;
+    if (!password) throw new ConfigError('BOOTSTRAP_SUPER_ADMIN_PASSWORD', 'is required when BOOTSTRAP_SUPER_ADMIN_EMAIL is set');
+    return { email: raw.trim(), username: env.BOOTSTRAP_SUPER_ADMIN_USERNAME?.trim() || 'superadmin', password };
+  },
+});
+
+const RATE_LIMIT_PER_MINUTE = variable<number>({
+  name: 'RATE_LIMIT_PER_MINUTE',
+  description: 'Request budget per token (per client address for anonymous calls) per minute at the edge.',
+  shownDefault: '`600`',
+  services: ['edge'],
+  parse: (raw) => integer('RATE_LIMIT_PER_MINUTE', raw, 600, 1, 10_000_000),
+});
+
+const REVOCATION_POLL_MS = variable<number>({
+  name: 'REVOCATION_POLL_MS',
+  description: 'How often the edge fetches the revocation feed (logouts, revoked tokens) from auth; the edge that handled a logout applies it at once.',
+  shownDefault: '`1000`',
+  services: ['edge'],
+  parse: (raw) => integer('REVOCATION_POLL_MS', raw, 1000, 50, 60_000),
+});
+
+const CREDENTIAL_CACHE_SECS = variable<number>({
+  name: 'CREDENTIAL_CACHE_SECS',
+  description: 'How long the edge reuses what auth answered for a personal access token or API key (revocations still apply at once).',
+  shownDefault: '`30`',
+  services: ['edge'],
+  parse: (raw) => integer('CREDENTIAL_CACHE_SECS', raw, 30, 0, 3600),
+});
+
 export interface BaseConfig {
   service: ServiceName;
   profile: Profile;
@@ -300,6 +419,17 @@ export interface SubgraphConfig extends BaseConfig {
   databaseUrl: string | undefined;
 }
 
+export interface AuthConfig extends SubgraphConfig {
+  accessSecrets: { current: string; previous: string[] };
+  refreshSecrets: { current: string; previous: string[] };
+  accessTokenTtlSecs: number;
+  refreshTokenTtlSecs: number;
+  loginRateLimit: { limit: number; windowSecs: number };
+  redisUrl: string | undefined;
+  cacheService: { baseUrl: string; apiKey: string } | undefined;
+  bootstrapSuperAdmin: { email: string; username: string; password: string } | undefined;
+}
+
 export interface EdgeConfig extends BaseConfig {
   basePath: string;
   accessSecrets: { current: string; previous: string[] };
@@ -307,6 +437,11 @@ export interface EdgeConfig extends BaseConfig {
   graphql: { introspection: boolean; maxDepth: number; maxAliases: number; maxCost: number };
   bodyLimitBytes: number;
   subgraphTimeoutMs: number;
+  rateLimitPerMinute: number;
+  redisUrl: string | undefined;
+  revocationPollMs: number;
+  credentialCacheSecs: number;
+  accessTokenTtlSecs: number;
 }
 
 function parseWith<T>(spec: VariableSpec<T>, env: Env, profile: Profile, service: ServiceName): T {
@@ -330,6 +465,23 @@ export function loadSubgraphConfig(service: Exclude<ServiceName, 'edge'>, env: E
   return { ...base, databaseUrl: parseWith(DATABASE_URL, env, base.profile, service) };
 }
 
+export function loadAuthConfig(env: Env = process.env): AuthConfig {
+  const base = loadSubgraphConfig('auth', env);
+  const p = base.profile;
+  const cacheUrl = parseWith(CACHE_SERVICE_BASE_URL, env, p, 'auth');
+  return {
+    ...base,
+    accessSecrets: parseWith(JWT_ACCESS_SECRET, env, p, 'auth'),
+    refreshSecrets: parseWith(JWT_REFRESH_SECRET, env, p, 'auth'),
+    accessTokenTtlSecs: parseWith(ACCESS_TOKEN_TTL_SECS, env, p, 'auth'),
+    refreshTokenTtlSecs: parseWith(REFRESH_TOKEN_TTL_SECS, env, p, 'auth'),
+    loginRateLimit: { limit: parseWith(LOGIN_RATE_LIMIT, env, p, 'auth'), windowSecs: parseWith(LOGIN_RATE_WINDOW_SECS, env, p, 'auth') },
+    redisUrl: parseWith(REDIS_URL, env, p, 'auth'),
+    cacheService: cacheUrl ? { baseUrl: cacheUrl, apiKey: env.CACHE_SERVICE_API_KEY!.trim() } : undefined,
+    bootstrapSuperAdmin: parseWith(BOOTSTRAP_SUPER_ADMIN, env, p, 'auth'),
+  };
+}
+
 export function loadEdgeConfig(env: Env = process.env): EdgeConfig {
   const base = loadBase('edge', env);
   const p = base.profile;
@@ -350,6 +502,11 @@ export function loadEdgeConfig(env: Env = process.env): EdgeConfig {
     },
     bodyLimitBytes: parseWith(BODY_LIMIT_BYTES, env, p, 'edge'),
     subgraphTimeoutMs: parseWith(SUBGRAPH_TIMEOUT_MS, env, p, 'edge'),
+    rateLimitPerMinute: parseWith(RATE_LIMIT_PER_MINUTE, env, p, 'edge'),
+    redisUrl: parseWith(REDIS_URL, env, p, 'edge'),
+    revocationPollMs: parseWith(REVOCATION_POLL_MS, env, p, 'edge'),
+    credentialCacheSecs: parseWith(CREDENTIAL_CACHE_SECS, env, p, 'edge'),
+    accessTokenTtlSecs: parseWith(ACCESS_TOKEN_TTL_SECS, env, p, 'edge'),
   };
 }
 

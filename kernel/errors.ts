@@ -37,6 +37,11 @@ export const ErrorCodes = {
   unsupportedMediaType: defineError('unsupported_media_type', 415, 'The request body is not in a media type this route accepts (JSON unless documented otherwise).'),
   queryTooComplex: defineError('query_too_complex', 400, 'The GraphQL operation exceeds the depth, alias or cost limit.'),
   rateLimited: defineError('rate_limited', 429, 'The request budget is exhausted; retry after the number of seconds in Retry-After.'),
+  // RFC 6749 names, used as codes on the OAuth token endpoint.
+  oauthInvalidRequest: defineError('invalid_request', 400, 'OAuth 2.0: a required parameter is missing or repeated, or the request is malformed.'),
+  oauthInvalidClient: defineError('invalid_client', 401, 'OAuth 2.0: client authentication failed (unknown client, wrong secret, or disabled account).'),
+  oauthInvalidScope: defineError('invalid_scope', 400, 'OAuth 2.0: a requested scope is unknown or outside what the client may use.'),
+  oauthUnsupportedGrantType: defineError('unsupported_grant_type', 400, 'OAuth 2.0: only grant_type=client_credentials is supported.'),
   internal: defineError('internal_error', 500, 'An unexpected error; quote the request_id when reporting it.'),
   upstreamUnavailable: defineError('upstream_unavailable', 503, 'A service this request needs is not configured or not reachable.'),
   unavailable: defineError('service_unavailable', 503, 'The service is starting, stopping or lacks a dependency such as its database.'),

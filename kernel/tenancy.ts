@@ -3,6 +3,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { hasRole, ROLES, type Identity } from './identity.js';
 
 export const TENANT_FILTER = 'tenant';
+/** A tenant id no row has (the nil UUID), matched by callers without a tenant. */
+export const NO_TENANT = '00000000-0000-0000-0000-000000000000';
 
 interface TenantFilterArgs {
   tenantId: string | null;
@@ -20,7 +22,9 @@ export function TenantScoped(): ClassDecorator {
   return Filter({
     name: TENANT_FILTER,
     default: true,
-    cond: (args: TenantFilterArgs) => (args.allTenants ? {} : { tenantId: args.tenantId }),
+    // A caller with no tenant (and not a super-admin) matches no row, including rows of
+    // platform-wide objects that have no tenant either.
+    cond: (args: TenantFilterArgs) => (args.allTenants ? {} : { tenantId: args.tenantId ?? NO_TENANT }),
   }) as ClassDecorator;
 }
 

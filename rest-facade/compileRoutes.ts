@@ -73,8 +73,8 @@ export function compileRoutes(routes: readonly RestRoute[], schema: GraphQLSchem
     for (const q of queryParams) if (!q.type) problems.push(`${where}: query parameter ${q.name} has no variable $${q.variable}`);
     if (route.body && !variableTypes.has(route.body)) problems.push(`${where}: body variable $${route.body} is not declared`);
     for (const [name, type] of variableTypes) {
-      const bound = pathParams.includes(name) || queryParams.some((q) => q.variable === name) || route.body === name;
-      if (!bound && isNonNullType(type)) problems.push(`${where}: required variable $${name} is not bound to the path, query or body`);
+      const bound = pathParams.includes(name) || queryParams.some((q) => q.variable === name) || route.body === name || route.bearerVariable === name;
+      if (!bound && isNonNullType(type)) problems.push(`${where}: required variable $${name} is not bound to the path, query, body or bearer token`);
     }
     compiled.push({
       ...route,

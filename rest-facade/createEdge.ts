@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { request as undiciRequest } from 'undici';
 import type { EdgeConfig } from '../kernel/config.js';
 import { AppError, ErrorCodes } from '../kernel/errors.js';
-import { createHttpServer, errorEnvelope, registerHealthRoutes } from '../kernel/http.js';
+import { createHttpServer, errorEnvelope, registerHealthRoutes, sendError } from '../kernel/http.js';
 import type { Logger } from '../kernel/logger.js';
 import { projectRoot } from '../kernel/paths.js';
 import { executeApolloHttp, writeApolloResponse } from '../kernel/graphql/apolloHandler.js';
@@ -13,6 +13,7 @@ import { createAuthenticator, type Authenticator } from '../gateway/identity.js'
 import { compileRoutes } from './compileRoutes.js';
 import { registerDocs } from './docs.js';
 import { buildOpenApi } from './openapi.js';
+import { createRequestBudget, type RequestBudget } from './rateLimit.js';
 import { registerRestRoutes } from './registerRestRoutes.js';
 import { routes, type Prefix } from './routes/index.js';
 
@@ -24,6 +25,18 @@ export interface Edge {
   stop(): Promise<void>;
 }
 
+/** HTML forms, for the OAuth 2.0 token endpoint. A repeated field is refused (RFC 6749 3.2). */
+function registerFormParser(app: FastifyInstance) {
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
+    const fields: Record<string, string> = {};
+    for (const [key, value] of new URLSearchParams(body as string)) {
+      if (key in fields) return done(new AppError(ErrorCodes.oauthInvalidRequest, `form field ${key} is repeated`), undefined);
+      fields[key] = value;
+    }
+    return done(null, fields);
+  });
+}
+
 export function readSupergraph(): string {
   return readFileSync(join(projectRoot(), 'schema', 'supergraph.graphql'), 'utf8');
 }
@@ -32,17 +45,8 @@ function registerGraphqlEndpoint(app: FastifyInstance, path: string, gateway: Ga
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     const wantsPage = request.method === 'GET' && !(request.query as Record<string, unknown>).query && (request.headers.accept ?? '').includes('text/html');
     if (wantsPage) return sendGraphiql(reply);
-    let context: EdgeContext;
-    try {
-      const identity = await authenticator.authenticate(request);
-      context = { identity, requestId: request.id, ...(identity ? { internalToken: await authenticator.internalTokenFor(identity) } : {}) };
-    } catch (error) {
-      const definition = error instanceof AppError ? error.definition : ErrorCodes.unauthenticated;
-      const message = (error as Error).message;
-      return reply
-        .status(definition.status)
-        .send({ errors: [{ message, extensions: { code: definition.code } }], ...errorEnvelope(definition.code, message, request.id) });
-    }
+    const { identity } = request;
+    const context: EdgeContext = { identity, requestId: request.id, ...(identity ? { internalToken: await authenticator.internalTokenFor(identity) } : {}) };
     const result = await executeApolloHttp(gateway.server, request, context);
     if (result.status >= 400) {
       // GraphQL clients read `errors`; everything else reads the platform's envelope. Give both.
@@ -58,8 +62,37 @@ function registerGraphqlEndpoint(app: FastifyInstance, path: string, gateway: Ga
     }
     return writeApolloResponse(reply, result);
   };
-  app.get(path, handler);
-  app.post(path, handler);
+  app.route({ method: ['GET', 'POST'], url: path, config: { graphql: true }, handler });
+}
+
+/**
+ * Authenticates every request once, before routing to REST, GraphQL or anything else under the
+ * base path, and spends from the caller's request budget. Failures answer the envelope (and,
+ * on the GraphQL endpoint, GraphQL's `errors` as well).
+ */
+function registerCredentialsHook(app: FastifyInstance, authenticator: Authenticator, budget: RequestBudget) {
+  app.decorateRequest('identity', null);
+  app.addHook('onRequest', async (request, reply) => {
+    const config = request.routeOptions.config;
+    let failure: AppError | undefined;
+    if (config?.credentials !== 'none') {
+      try {
+        request.identity = await authenticator.authenticate(request);
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        failure = error;
+      }
+    }
+    if (!(await budget.consume(request, reply, request.identity))) {
+      return sendError(reply, ErrorCodes.rateLimited, 'request budget exhausted; retry after the number of seconds in Retry-After');
+    }
+    if (failure) {
+      const envelope = errorEnvelope(failure.definition.code, failure.message, request.id);
+      const body = config?.graphql ? { errors: [{ message: failure.message, extensions: { code: failure.definition.code } }], ...envelope } : envelope;
+      return reply.status(failure.definition.status).header('content-type', 'application/json; charset=utf-8').send(body);
+    }
+    return undefined;
+  });
 }
 
 /**
@@ -77,10 +110,24 @@ export async function createEdge(config: EdgeConfig, logger: Logger, options: { 
     timeoutMs: config.subgraphTimeoutMs,
     logger,
   });
+  let authenticator: Authenticator | undefined;
+  let budget: RequestBudget | undefined;
   try {
     const compiled = compileRoutes(routes, gateway.apiSchema);
-    const authenticator = createAuthenticator({ accessKeys: config.accessSecrets, internalJwtSecret: config.internalJwtSecret });
+    authenticator = createAuthenticator({
+      accessKeys: config.accessSecrets,
+      internalJwtSecret: config.internalJwtSecret,
+      authBaseUrl: config.subgraphs.auth.replace(/\/graphql$/, ''),
+      revocationPollMs: config.revocationPollMs,
+      credentialCacheSecs: config.credentialCacheSecs,
+      accessTokenTtlSecs: config.accessTokenTtlSecs,
+      logger,
+    });
+    await authenticator.start();
+    budget = createRequestBudget({ perMinute: config.rateLimitPerMinute, redisUrl: config.redisUrl });
     const app = createHttpServer({ logger, bodyLimitBytes: config.bodyLimitBytes });
+    registerFormParser(app);
+    registerCredentialsHook(app, authenticator, budget);
 
     const { sendGraphiql } = registerDocs(app, base);
     registerGraphqlEndpoint(app, `${base}/graphql`, gateway, authenticator, sendGraphiql);
@@ -92,7 +139,7 @@ export async function createEdge(config: EdgeConfig, logger: Logger, options: { 
       documents.set(`${base}/${prefix}/openapi.json`, JSON.stringify(buildOpenApi(compiled, gateway.apiSchema, { basePath: base, prefix })));
     }
     for (const [url, body] of documents) {
-      app.get(url, async (_request, reply) => reply.header('content-type', 'application/json; charset=utf-8').send(body));
+      app.get(url, { config: { credentials: 'none' } }, async (_request, reply) => reply.header('content-type', 'application/json; charset=utf-8').send(body));
     }
 
     const subgraphReady = Object.entries(config.subgraphs).map(([name, url]) => ({
@@ -112,10 +159,14 @@ export async function createEdge(config: EdgeConfig, logger: Logger, options: { 
       address,
       async stop() {
         await app.close();
+        authenticator?.stop();
+        await budget?.close();
         await gateway.stop();
       },
     };
   } catch (error) {
+    authenticator?.stop();
+    await budget?.close();
     await gateway.stop();
     throw error;
   }

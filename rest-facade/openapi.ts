@@ -161,21 +161,29 @@ export function buildOpenApi(routes: readonly CompiledRoute[], schema: GraphQLSc
       });
     }
     const status = String(route.status ?? 200);
+    const requirements = [route.role ? `role \`${route.role}\`` : '', route.scope ? `scope \`${route.scope}\`` : ''].filter(Boolean).join(' and ');
+    const description = [route.description, requirements ? `Requires ${requirements}.` : ''].filter(Boolean).join(' ');
+    const bodyMedia = route.form ? 'application/x-www-form-urlencoded' : 'application/json';
+    const success = status === '204'
+      ? { description: 'Done; no body.' }
+      : {
+          description: route.paginated ? 'One page: `data`, `next_cursor` (null on the last page) and `total`.' : 'Success.',
+          content: { 'application/json': { schema: field && rootNode?.kind === Kind.FIELD ? outputSchema(field.type, rootNode.selectionSet, schema) : {} } },
+        };
     const operation: JsonSchema = {
       operationId: route.operationName,
       summary: route.summary,
-      ...(route.description ? { description: route.description } : {}),
+      ...(description ? { description } : {}),
+      ...(route.scope ? { 'x-required-scope': route.scope } : {}),
+      ...(route.role ? { 'x-required-role': route.role } : {}),
       tags: [route.prefix],
       ...(route.auth === 'public' ? { security: [] } : {}),
       ...(parameters.length ? { parameters } : {}),
       ...(route.body
-        ? { requestBody: { required: true, content: { 'application/json': { schema: inputSchema(route.variableTypes.get(route.body)!) } } } }
+        ? { requestBody: { required: true, content: { [bodyMedia]: { schema: inputSchema(route.variableTypes.get(route.body)!) } } } }
         : {}),
       responses: {
-        [status]: {
-          description: route.paginated ? 'One page: `data`, `next_cursor` (null on the last page) and `total`.' : 'Success.',
-          content: { 'application/json': { schema: field && rootNode?.kind === Kind.FIELD ? outputSchema(field.type, rootNode.selectionSet, schema) : {} } },
-        },
+        [status]: success,
         ...errorRefs(route),
       },
       'x-graphql-operation': route.operationName,

@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { getNamedType, isInputObjectType } from 'graphql';
 import { AppError, ErrorCodes, resolveErrorCode } from '../kernel/errors.js';
 import { sendError } from '../kernel/http.js';
+import { bearerToken, hasRole, hasScope, type Identity } from '../kernel/identity.js';
 import { MAX_PAGE_LIMIT } from '../kernel/pagination.js';
 import type { Authenticator } from '../gateway/identity.js';
 import type { EdgeContext, Gateway } from '../gateway/createGateway.js';
@@ -9,6 +11,19 @@ import { describeQueryType, type CompiledRoute } from './compileRoutes.js';
 import type { HttpMethod } from './routes/index.js';
 
 const METHODS: HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated caller, set by the edge's onRequest hook (null: anonymous). */
+    identity: Identity | null;
+  }
+  interface FastifyContextConfig {
+    /** `none`: the edge does not authenticate the Authorization header. */
+    credentials?: 'none';
+    /** The GraphQL endpoint answers authentication failures in GraphQL's shape too. */
+    graphql?: boolean;
+  }
+}
 
 function queryVariable(route: CompiledRoute, param: CompiledRoute['queryParams'][number], raw: unknown): unknown {
   const value = Array.isArray(raw) ? raw[raw.length - 1] : raw;
@@ -33,6 +48,47 @@ function queryVariable(route: CompiledRoute, param: CompiledRoute['queryParams']
   return text;
 }
 
+/** RFC 6749 section 2.3.1: client credentials in HTTP Basic, each form-urlencoded first. */
+function basicClientCredentials(header: string | undefined): { clientId: string; clientSecret: string } | undefined {
+  const match = /^Basic\s+([A-Za-z0-9+/=]+)$/i.exec(header?.trim() ?? '');
+  if (!match) return undefined;
+  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) throw new AppError(ErrorCodes.oauthInvalidClient, 'malformed HTTP Basic credentials');
+  const unescape = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
+  return { clientId: unescape(decoded.slice(0, colon)), clientSecret: unescape(decoded.slice(colon + 1)) };
+}
+
+function bodyVariable(route: CompiledRoute, request: FastifyRequest): Record<string, unknown> {
+  const body = request.body;
+  if (route.form) {
+    if (!request.headers['content-type']?.startsWith('application/x-www-form-urlencoded')) {
+      throw new AppError(ErrorCodes.oauthInvalidRequest, 'the body must be application/x-www-form-urlencoded');
+    }
+    const fields = { ...(body as Record<string, string>) };
+    if (route.form.basicClientAuth) {
+      const basic = basicClientCredentials(request.headers.authorization);
+      if (basic) {
+        if (fields.client_secret !== undefined) throw new AppError(ErrorCodes.oauthInvalidRequest, 'send the client secret either in HTTP Basic or in the body, not both');
+        if (fields.client_id !== undefined && fields.client_id !== basic.clientId) throw new AppError(ErrorCodes.oauthInvalidRequest, 'client_id in the body differs from HTTP Basic');
+        fields.client_id = basic.clientId;
+        fields.client_secret = basic.clientSecret;
+      }
+    }
+    // RFC 6749 section 3.2: parameters the endpoint does not know are ignored.
+    const known = getNamedType(route.variableTypes.get(route.body!)!);
+    const allowed = isInputObjectType(known) ? new Set(Object.keys(known.getFields())) : new Set<string>();
+    return Object.fromEntries(Object.entries(camelKeys(fields) as Record<string, unknown>).filter(([key]) => allowed.has(key)));
+  }
+  const type = request.headers['content-type'];
+  if (type !== undefined && !/^application\/(?:[\w.+-]+\+)?json\b/i.test(type)) {
+    throw new AppError(ErrorCodes.unsupportedMediaType, 'request body must be JSON (Content-Type: application/json)');
+  }
+  if (body === undefined || body === null) throw new AppError(ErrorCodes.badRequest, 'request body is required (a JSON object)');
+  if (typeof body !== 'object' || Array.isArray(body)) throw new AppError(ErrorCodes.badRequest, 'request body must be a JSON object');
+  return camelKeys(body) as Record<string, unknown>;
+}
+
 function variablesFor(route: CompiledRoute, request: FastifyRequest): Record<string, unknown> {
   const variables: Record<string, unknown> = {};
   const params = request.params as Record<string, string>;
@@ -42,35 +98,43 @@ function variablesFor(route: CompiledRoute, request: FastifyRequest): Record<str
     const value = queryVariable(route, param, query[param.name]);
     if (value !== undefined) variables[param.variable] = value;
   }
-  if (route.body) {
-    const body = request.body;
-    if (body === undefined || body === null) throw new AppError(ErrorCodes.badRequest, 'request body is required (a JSON object)');
-    if (typeof body !== 'object' || Array.isArray(body)) throw new AppError(ErrorCodes.badRequest, 'request body must be a JSON object');
-    variables[route.body] = camelKeys(body);
-  }
+  if (route.body) variables[route.body] = bodyVariable(route, request);
+  if (route.bearerVariable) variables[route.bearerVariable] = bearerToken(request.headers.authorization) ?? '';
   return variables;
 }
 
+function authorize(route: CompiledRoute, identity: Identity | null): void {
+  if (route.auth === 'public') return;
+  if (!identity) throw new AppError(ErrorCodes.unauthenticated, 'authentication required: send Authorization: Bearer <token>');
+  if (route.role && !hasRole(identity, route.role)) throw new AppError(ErrorCodes.forbidden, `role "${route.role}" required`);
+  if (route.scope && !hasScope(identity, route.scope)) throw new AppError(ErrorCodes.forbidden, `scope "${route.scope}" required`);
+}
+
+function withoutNulls(value: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null));
+}
+
 /**
- * Registers every compiled route on the edge. One request: authenticate → variables → the
- * persisted operation through the gateway → the root field in snake_case, or the error envelope
- * with the status the registry gives the first error's code. Paths that exist answer other
- * methods with 405 and an Allow header.
+ * Registers every compiled route on the edge. One request: authorize the identity the edge's
+ * hook established → variables → the persisted operation through the gateway → the root field
+ * in snake_case, or the error envelope with the status the registry gives the first error's
+ * code. Paths that exist answer other methods with 405 and an Allow header.
  */
 export function registerRestRoutes(
   app: FastifyInstance,
   options: { basePath: string; routes: CompiledRoute[]; gateway: Gateway; authenticator: Authenticator },
 ): void {
   const { gateway, authenticator } = options;
+  const urlOf = (route: CompiledRoute) => `${options.basePath}/${route.prefix}${route.fastifyPath}`;
 
   for (const route of options.routes) {
-    const url = `${options.basePath}/${route.prefix}${route.fastifyPath}`;
     app.route({
       method: route.method,
-      url,
+      url: urlOf(route),
+      config: route.credentials === 'none' ? { credentials: 'none' } : {},
       handler: async (request: FastifyRequest, reply: FastifyReply) => {
-        const identity = await authenticator.authenticate(request);
-        if (!identity && route.auth !== 'public') throw new AppError(ErrorCodes.unauthenticated, 'authentication required: send Authorization: Bearer <token>');
+        const { identity } = request;
+        authorize(route, identity);
         const variables = variablesFor(route, request);
         const contextValue: EdgeContext = {
           identity,
@@ -80,9 +144,12 @@ export function registerRestRoutes(
         const response = await gateway.server.executeOperation({ query: route.operation, operationName: route.operationName, variables }, { contextValue });
         if (response.body.kind !== 'single') throw new AppError(ErrorCodes.internal);
         const { data, errors } = response.body.singleResult;
+        if (route.noStore) reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
         if (errors && errors.length > 0) {
           const first = errors[0]!;
           const definition = resolveErrorCode(first.extensions?.code);
+          const retryAfter = first.extensions?.retryAfter;
+          if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
           const message = definition === ErrorCodes.validationFailed ? restInputMessage(first.message, route.body) : first.message;
           return sendError(reply, definition, message);
         }
@@ -90,17 +157,18 @@ export function registerRestRoutes(
         if (result === null || result === undefined) throw new AppError(ErrorCodes.internal);
         const degraded = route.degraded?.(result);
         if (degraded) return sendError(reply, ErrorCodes.unavailable, degraded);
-        return reply.status(route.status ?? 200).send(snakeKeys(result));
+        if (route.endsSession && identity?.sessionId) authenticator.revokeSession(identity.sessionId);
+        const status = route.status ?? 200;
+        if (status === 204) return reply.status(204).send();
+        const body = snakeKeys(result) as Record<string, unknown>;
+        return reply.status(status).send(route.omitNulls ? withoutNulls(body) : body);
       },
     });
   }
 
   // 405 for known paths with an unknown method.
   const byPath = new Map<string, Set<HttpMethod>>();
-  for (const route of options.routes) {
-    const url = `${options.basePath}/${route.prefix}${route.fastifyPath}`;
-    byPath.set(url, (byPath.get(url) ?? new Set()).add(route.method));
-  }
+  for (const route of options.routes) byPath.set(urlOf(route), (byPath.get(urlOf(route)) ?? new Set()).add(route.method));
   for (const [url, methods] of byPath) {
     const allow = [...methods, ...(methods.has('GET') ? ['HEAD'] : [])].join(', ');
     const missing = METHODS.filter((m) => !methods.has(m));
@@ -108,6 +176,7 @@ export function registerRestRoutes(
     app.route({
       method: missing,
       url,
+      config: { credentials: 'none' },
       handler: async (request, reply) => {
         reply.header('allow', allow);
         return sendError(reply, ErrorCodes.methodNotAllowed, `${request.method} is not allowed here; use ${allow}`);

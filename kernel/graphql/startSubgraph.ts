@@ -18,6 +18,23 @@ export interface SubgraphDefinition {
   resolvers: Function[];
   orphanedTypes?: Function[];
   referenceResolvers?: IResolvers;
+  /**
+   * Runs after migrations, before listening: starts the service's workers, adds routes of its own
+   * to the HTTP server, and returns what every resolver context should carry besides the basics.
+   */
+  setup?: (deps: SubgraphDeps) => Promise<SubgraphRuntime>;
+}
+
+export interface SubgraphDeps {
+  orm: Orm;
+  app: FastifyInstance;
+  config: SubgraphConfig;
+  logger: Logger;
+}
+
+export interface SubgraphRuntime {
+  context?: Record<string, unknown>;
+  stop?: () => Promise<void>;
 }
 
 /**
@@ -51,7 +68,8 @@ export async function startSubgraph(definition: SubgraphDefinition, config: Subg
     const { schema } = await buildSubgraphSchemaFor(definition, () => pingDatabase(orm));
     const app = createHttpServer({ logger });
     registerHealthRoutes(app, definition.name, [{ name: 'database', check: () => pingDatabase(orm) }]);
-    const server = await mountSubgraph({ app, schema, em: orm.em, logger, internalJwtSecret: config.internalJwtSecret });
+    const runtime = (await definition.setup?.({ orm, app, config, logger })) ?? {};
+    const server = await mountSubgraph({ app, schema, em: orm.em, logger, internalJwtSecret: config.internalJwtSecret, context: runtime.context ?? {} });
     const address = await app.listen({ port: config.port, host: config.host });
     return {
       app,
@@ -60,6 +78,7 @@ export async function startSubgraph(definition: SubgraphDefinition, config: Subg
       async stop() {
         await app.close();
         await server.stop();
+        await runtime.stop?.();
         await orm.close(true);
       },
     };

@@ -117,6 +117,8 @@ export interface SubgraphServerOptions {
   em: EntityManager;
   logger: Logger;
   internalJwtSecret: string;
+  /** Service-specific members every resolver context carries (see SubgraphDefinition.setup). */
+  context: Record<string, unknown>;
 }
 
 /**
@@ -152,7 +154,7 @@ export async function mountSubgraph(options: SubgraphServerOptions): Promise<Apo
         return reply.status(401).send({ errors: [{ message, extensions: { code: ErrorCodes.unauthenticated.code } }] });
       }
     }
-    const context: SubgraphContext = { identity, requestId: request.id, em: tenantEntityManager(options.em, identity), logger: request.log as Logger };
+    const context: SubgraphContext = { ...options.context, identity, requestId: request.id, em: tenantEntityManager(options.em, identity), logger: request.log as Logger };
     return writeApolloResponse(reply, await executeApolloHttp(server, request, context));
   };
 

@@ -1,7 +1,8 @@
+import { authRoutes } from './auth.js';
 import { healthRoutes, platformRoutes } from './platform.js';
 import type { RestRoute } from './route.js';
 
 export type { RestRoute, Prefix, HttpMethod } from './route.js';
 
 /** Every REST route of the facade, by gateway prefix. */
-export const routes: readonly RestRoute[] = [...healthRoutes, ...platformRoutes];
+export const routes: readonly RestRoute[] = [...healthRoutes, ...authRoutes, ...platformRoutes];

@@ -30,6 +30,7 @@ export const platformRoutes: RestRoute[] = [
     summary: 'List support tickets',
     description: 'Tickets of the caller\'s tenant, newest first. Filter by `status` and `priority`. Scope `read`.',
     paginated: true,
+    scope: 'read',
     query: ['status', 'priority'],
     operation: /* GraphQL */ `
       query ListSupportTickets($limit: Int, $cursor: String, $status: TicketStatus, $priority: TicketPriority) {
@@ -48,6 +49,7 @@ export const platformRoutes: RestRoute[] = [
     description: 'Scope `deploy` (any write). The requester is the caller.',
     body: 'input',
     status: 201,
+    scope: 'deploy',
     operation: /* GraphQL */ `
       mutation CreateSupportTicket($input: CreateSupportTicketInput!) {
         createSupportTicket(input: $input) { ${TICKET_FIELDS} }
@@ -59,6 +61,7 @@ export const platformRoutes: RestRoute[] = [
     path: '/api/v1/support/tickets/metrics',
     summary: 'Support metrics',
     description: 'Counts by status, unresolved tickets by priority, median time to resolve, resolutions in the last 7 days. Scope `read`.',
+    scope: 'read',
     operation: /* GraphQL */ `
       query SupportTicketMetrics {
         supportTicketMetrics {
@@ -76,6 +79,7 @@ export const platformRoutes: RestRoute[] = [
     path: '/api/v1/support/tickets/{id}',
     summary: 'One support ticket',
     description: 'Scope `read`. Another tenant\'s ticket is `not_found`.',
+    scope: 'read',
     operation: /* GraphQL */ `
       query SupportTicket($id: ID!) {
         supportTicket(id: $id) { ${TICKET_FIELDS} }
@@ -89,6 +93,7 @@ export const platformRoutes: RestRoute[] = [
     description:
       'Change subject, description, priority, category or status. Status moves: open → pending | resolved | closed; pending → open | resolved | closed; resolved → open | closed; closed is final (409 `invalid_transition`). Scope `deploy`.',
     body: 'input',
+    scope: 'deploy',
     operation: /* GraphQL */ `
       mutation UpdateSupportTicket($id: ID!, $input: UpdateSupportTicketInput!) {
         updateSupportTicket(id: $id, input: $input) { ${TICKET_FIELDS} }

@@ -1,3 +1,5 @@
+import type { Scope } from '../../kernel/identity.js';
+
 /** The gateway prefixes of spec part 1 served by this product's subgraphs. */
 export type Prefix = 'platform' | 'auth' | 'cicd';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -23,10 +25,29 @@ export interface RestRoute {
   operation: string;
   /** `public` routes answer anonymous callers; every other route needs a credential. */
   auth?: 'public';
+  /** Scope the credential must carry; checked at the edge before the operation runs (spec 5.3). */
+  scope?: Scope;
+  /** Role the caller must hold (`admin`, `super_admin`, `service_account`). */
+  role?: string;
+  /**
+   * `none`: the edge does not authenticate the Authorization header for this route (the
+   * operation itself reads it: token introspection, the OAuth token endpoint).
+   */
+  credentials?: 'none';
+  /** Passes the raw bearer token of the request as this variable (token introspection). */
+  bearerVariable?: string;
+  /** The body is an HTML form (`application/x-www-form-urlencoded`), as OAuth 2.0 requires. */
+  form?: { basicClientAuth: boolean };
+  /** Drop null members from the answer (RFC 7662: an inactive token is only `{"active": false}`). */
+  omitNulls?: boolean;
+  /** The answer holds secrets: `Cache-Control: no-store` (RFC 6749 section 5.1). */
+  noStore?: boolean;
+  /** A successful call ends the caller's session at this edge at once (logout). */
+  endsSession?: boolean;
   query?: readonly string[];
   body?: string;
   paginated?: boolean;
-  /** Status of a successful answer; default 200. */
+  /** Status of a successful answer; default 200. 204 answers no body. */
   status?: number;
   /** A reason to answer 503 `service_unavailable` instead of the result (health checks). */
   degraded?: (result: Record<string, unknown>) => string | undefined;

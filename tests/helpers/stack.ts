@@ -27,12 +27,13 @@ const secret = () => randomBytes(32).toString('base64url');
  * The real thing, as production runs it: the three compiled subgraphs as child processes on
  * their own database, and the edge in this process on a free port. Needs `npm run build`.
  */
-export async function startStack(label: string, edgeEnv: Record<string, string> = {}): Promise<Stack> {
+export async function startStack(label: string, edgeEnv: Record<string, string> = {}, subgraphEnv: Record<string, string> = {}): Promise<Stack> {
   const entry = join(projectRoot(), 'dist', 'main.js');
   if (!existsSync(entry)) throw new Error('dist/main.js is missing: run npm run build (npm test does)');
   const database = await createTestDatabase(label);
   const accessSecret = secret();
   const internalSecret = secret();
+  const refreshSecret = secret();
   const children: ChildProcess[] = [];
   const env = {
     ...process.env,
@@ -40,8 +41,10 @@ export async function startStack(label: string, edgeEnv: Record<string, string> 
     DATABASE_URL: database.url,
     INTERNAL_JWT_SECRET: internalSecret,
     JWT_ACCESS_SECRET: accessSecret,
+    JWT_REFRESH_SECRET: refreshSecret,
     PORT: '0',
     LOG_LEVEL: 'warn',
+    ...subgraphEnv,
   };
   const start = (name: 'auth' | 'cicd' | 'platform') =>
     new Promise<string>((resolve, reject) => {

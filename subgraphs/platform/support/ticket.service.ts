@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { AppError, ErrorCodes, isUuid, notFound } from '../../../kernel/errors.js';
 import type { Identity } from '../../../kernel/identity.js';
 import { decodeCursor, encodeCursor, pageLimit } from '../../../kernel/pagination.js';
-import { TENANT_FILTER } from '../../../kernel/tenancy.js';
+import { NO_TENANT, TENANT_FILTER } from '../../../kernel/tenancy.js';
 import type { Page } from '../../../kernel/graphql/page.js';
 import { SupportTicket, TicketPriority, TicketStatus } from './ticket.entity.js';
 import type { CreateSupportTicketInput, SupportTicketListArgs, UpdateSupportTicketInput } from './ticket.input.js';
@@ -111,7 +111,7 @@ export class SupportTicketService {
         knex.raw('percentile_cont(0.5) within group (order by extract(epoch from resolved_at - created_at)) filter (where resolved_at is not null) as median_resolve'),
         knex.raw("(count(*) filter (where resolved_at > now() - interval '7 days'))::int as resolved_7d"),
       );
-    if (!params.allTenants) query.where('tenant_id', params.tenantId);
+    if (!params.allTenants) query.where('tenant_id', params.tenantId ?? NO_TENANT);
     const [row] = (await query) as Record<string, number | string | null>[];
     const n = (key: string) => Number(row?.[key] ?? 0);
     const median = row?.median_resolve;

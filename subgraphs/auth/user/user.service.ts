@@ -1,0 +1,115 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { AppError, ErrorCodes, isUuid, notFound } from '../../../kernel/errors.js';
+import type { Identity } from '../../../kernel/identity.js';
+import { decodeCursor, encodeCursor, pageLimit } from '../../../kernel/pagination.js';
+import type { Page } from '../../../kernel/graphql/page.js';
+import { checkPasswordPolicy, hashPassword } from '../password/password.js';
+import { RoleService } from '../role/role.service.js';
+import { normalise, recordRevocation } from '../runtime.js';
+import { checkAccountFields } from '../session/session.service.js';
+import { Session } from '../session/session.entity.js';
+import { Credential } from '../token/credential.entity.js';
+import { User } from './user.entity.js';
+
+/** User administration within the caller's tenant (every tenant for a super-admin). */
+export class UserService {
+  constructor(
+    private readonly em: EntityManager,
+    private readonly identity: Identity,
+  ) {}
+
+  async list(args: { limit?: number | null; cursor?: string | null }): Promise<Page<User>> {
+    const limit = pageLimit(args.limit);
+    const keyset: Record<string, unknown> = {};
+    if (args.cursor) {
+      const [createdAt, id] = decodeCursor('users', args.cursor, ['string', 'string']) as [string, string];
+      keyset.$or = [{ createdAt: { $lt: new Date(createdAt) } }, { createdAt: new Date(createdAt), id: { $lt: id } }];
+    }
+    const [rows, total] = await Promise.all([
+      this.em.find(User, keyset, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: limit + 1, populate: ['roles'] }),
+      this.em.count(User, {}),
+    ]);
+    const data = rows.slice(0, limit);
+    const last = data[data.length - 1];
+    return { data, total, nextCursor: rows.length > limit && last ? encodeCursor('users', [last.createdAt.toISOString(), last.id]) : null };
+  }
+
+  async get(id: string): Promise<User> {
+    const user = isUuid(id) ? await this.em.findOne(User, { id }, { populate: ['roles'] }) : null;
+    if (!user) throw notFound('user');
+    return user;
+  }
+
+  async create(input: { email: string; username: string; password: string; roles?: string[] | null }): Promise<User> {
+    if (!this.identity.tenantId) throw new AppError(ErrorCodes.validationFailed, 'a platform-wide account creates users through tenant sign-up or the bootstrap endpoint');
+    const email = normalise(input.email);
+    const username = normalise(input.username);
+    checkAccountFields(email, username);
+    checkPasswordPolicy(input.password, { email, username });
+    const roles = await new RoleService(this.em, this.identity).assignable(input.roles?.length ? input.roles : ['viewer']);
+    const user = this.em.create(User, { tenantId: this.identity.tenantId, email, username, passwordHash: await hashPassword(input.password) });
+    user.roles.set(roles);
+    try {
+      await this.em.flush();
+    } catch (error) {
+      if (error instanceof UniqueConstraintViolationException) throw new AppError(ErrorCodes.conflict, 'an account with this email or username already exists');
+      throw error;
+    }
+    return user;
+  }
+
+  async update(id: string, input: { username?: string | null; password?: string | null; active?: boolean | null; roles?: string[] | null }): Promise<User> {
+    const user = await this.get(id);
+    let endSessions = false;
+    if (input.username) {
+      const username = normalise(input.username);
+      checkAccountFields(user.email, username);
+      user.username = username;
+    }
+    if (input.password) {
+      checkPasswordPolicy(input.password, { email: user.email, username: user.username });
+      user.passwordHash = await hashPassword(input.password);
+      endSessions = true;
+    }
+    if (input.active !== undefined && input.active !== null && input.active !== user.active) {
+      if (user.id === this.identity.subject && !input.active) throw new AppError(ErrorCodes.conflict, 'you cannot disable your own account');
+      user.active = input.active;
+      endSessions ||= !input.active;
+    }
+    if (input.roles) {
+      user.roles.set(await new RoleService(this.em, this.identity).assignable(input.roles));
+      // Tokens carry roles; end the user's sessions so new ones reflect the change.
+      endSessions = true;
+    }
+    user.updatedAt = new Date();
+    if (endSessions) await this.endSessions(user);
+    try {
+      await this.em.flush();
+    } catch (error) {
+      if (error instanceof UniqueConstraintViolationException) throw new AppError(ErrorCodes.conflict, 'this username is taken');
+      throw error;
+    }
+    return user;
+  }
+
+  async remove(id: string): Promise<void> {
+    const user = await this.get(id);
+    if (user.id === this.identity.subject) throw new AppError(ErrorCodes.conflict, 'you cannot delete your own account');
+    await this.endSessions(user);
+    recordRevocation(this.em, 'subject', user.id);
+    await this.em.flush();
+    await this.em.nativeUpdate(Credential, { userId: user.id, revokedAt: null }, { revokedAt: new Date() }, { filters: false });
+    // user_role rows go with it (on delete cascade).
+    await this.em.nativeDelete(User, { id: user.id });
+  }
+
+  private async endSessions(user: User): Promise<void> {
+    const sessions = await this.em.find(Session, { userId: user.id, revokedAt: null }, { filters: false });
+    for (const session of sessions) {
+      session.revokedAt = new Date();
+      session.revokedReason = 'account_changed';
+      recordRevocation(this.em, 'session', session.id);
+    }
+  }
+}
