@@ -18,6 +18,8 @@ export interface Stack {
   accessSecret: string;
   internalSecret: string;
   token(identity: Partial<Identity> & { tenantId: string | null }): Promise<string>;
+  /** Another edge on the same subgraphs (stopped with the stack); answers its base URL. */
+  startEdge(env: Record<string, string>): Promise<{ base: string; edge: Edge }>;
   stop(): Promise<void>;
 }
 
@@ -67,20 +69,27 @@ export async function startStack(label: string, edgeEnv: Record<string, string> 
   try {
     const [auth, cicd, platform] = await Promise.all([start('auth'), start('cicd'), start('platform')]);
     const subgraphUrls = { auth, cicd, platform };
-    const config = loadEdgeConfig({
-      APP_PROFILE: 'test',
-      PORT: '0',
-      LOG_LEVEL: 'warn',
-      JWT_ACCESS_SECRET: accessSecret,
-      INTERNAL_JWT_SECRET: internalSecret,
-      AUTH_SUBGRAPH_URL: auth,
-      CICD_SUBGRAPH_URL: cicd,
-      PLATFORM_SUBGRAPH_URL: platform,
-      ...edgeEnv,
-    });
-    const edge = await createEdge(config, createLogger({ service: 'edge', level: 'warn' }));
+    const edges: Edge[] = [];
+    const startEdge = async (env: Record<string, string>) => {
+      const config = loadEdgeConfig({
+        APP_PROFILE: 'test',
+        PORT: '0',
+        LOG_LEVEL: 'warn',
+        JWT_ACCESS_SECRET: accessSecret,
+        INTERNAL_JWT_SECRET: internalSecret,
+        AUTH_SUBGRAPH_URL: auth,
+        CICD_SUBGRAPH_URL: cicd,
+        PLATFORM_SUBGRAPH_URL: platform,
+        ...env,
+      });
+      const started = await createEdge(config, createLogger({ service: 'edge', level: 'warn' }));
+      edges.push(started);
+      return { base: `${started.address}${config.basePath}`, edge: started };
+    };
+    const { base, edge } = await startEdge(edgeEnv);
     return {
-      base: `${edge.address}${config.basePath}`,
+      base,
+      startEdge,
       edge,
       database,
       subgraphUrls,
@@ -92,7 +101,7 @@ export async function startStack(label: string, edgeEnv: Record<string, string> 
           { current: accessSecret, previous: [] },
         ),
       async stop() {
-        await edge.stop();
+        await Promise.all(edges.map((e) => e.stop()));
         await stopChildren();
         await database.drop();
       },
