@@ -1,3 +1,5 @@
+import type { EntityName, FilterQuery } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { AppError, ErrorCodes } from './errors.js';
 
 /** Page size when a list request names none. */
@@ -36,4 +38,46 @@ export function decodeCursor(list: string, cursor: string, shape: readonly ('str
     if (typeof v !== shape[i]) throw invalid();
   });
   return values as (string | number)[];
+}
+
+/** A list answer: the pagination envelope of spec part 2. */
+export interface PageOfRows<T> {
+  data: T[];
+  nextCursor: string | null;
+  total: number;
+}
+
+/**
+ * One page of rows newest first, by keyset on (createdAt, id): stable under inserts, and no
+ * OFFSET scans. `where` filters both the page and the total; the cursor names the list it
+ * belongs to, so a cursor of another list is refused. Timestamps are set by the application
+ * (millisecond precision), so the cursor's ISO time matches stored values exactly.
+ */
+export async function pageNewestFirst<T extends { id: string; createdAt: Date }>(
+  em: EntityManager,
+  entity: EntityName<T>,
+  list: string,
+  where: Record<string, unknown>,
+  args: { limit?: number | null | undefined; cursor?: string | null | undefined },
+  populate?: readonly string[],
+): Promise<PageOfRows<T>> {
+  const limit = pageLimit(args.limit);
+  const keyset: Record<string, unknown> = {};
+  if (args.cursor) {
+    const [createdAt, id] = decodeCursor(list, args.cursor, ['string', 'string']) as [string, string];
+    const at = new Date(createdAt);
+    if (Number.isNaN(at.getTime())) throw new AppError(ErrorCodes.invalidCursor, 'cursor is not valid for this list');
+    keyset.$or = [{ createdAt: { $lt: at } }, { createdAt: at, id: { $lt: id } }];
+  }
+  const [rows, total] = await Promise.all([
+    em.find(entity, { ...where, ...keyset } as FilterQuery<T>, {
+      orderBy: { createdAt: 'desc', id: 'desc' } as never,
+      limit: limit + 1,
+      ...(populate ? { populate: populate as never } : {}),
+    }) as Promise<T[]>,
+    em.count(entity, where as FilterQuery<T>),
+  ]);
+  const data = rows.slice(0, limit);
+  const last = data[data.length - 1];
+  return { data, total, nextCursor: rows.length > limit && last ? encodeCursor(list, [last.createdAt.toISOString(), last.id]) : null };
 }

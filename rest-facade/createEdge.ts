@@ -100,7 +100,16 @@ function registerCredentialsHook(app: FastifyInstance, authenticator: Authentica
  * OpenAPI documents and their browser, and health. Authentication and request ids happen here
  * once for every route.
  */
-export async function createEdge(config: EdgeConfig, logger: Logger, options: { supergraphSdl?: string } = {}): Promise<Edge> {
+export interface EdgeOptions {
+  supergraphSdl?: string;
+  /**
+   * Replaces credential handling, for benchmarks that measure what authentication costs (an
+   * authenticator that hands out a pre-verified identity). Never set in production code.
+   */
+  authenticator?: Authenticator;
+}
+
+export async function createEdge(config: EdgeConfig, logger: Logger, options: EdgeOptions = {}): Promise<Edge> {
   const base = config.basePath;
   const gateway = await createGateway({
     supergraphSdl: options.supergraphSdl ?? readSupergraph(),
@@ -114,7 +123,7 @@ export async function createEdge(config: EdgeConfig, logger: Logger, options: { 
   let budget: RequestBudget | undefined;
   try {
     const compiled = compileRoutes(routes, gateway.apiSchema);
-    authenticator = createAuthenticator({
+    authenticator = options.authenticator ?? createAuthenticator({
       accessKeys: config.accessSecrets,
       internalJwtSecret: config.internalJwtSecret,
       authBaseUrl: config.subgraphs.auth.replace(/\/graphql$/, ''),

@@ -1,6 +1,6 @@
 import { IsInt, IsOptional, Max, MaxLength, Min } from 'class-validator';
 import { ArgsType, Field, Int, ObjectType, type ClassType } from 'type-graphql';
-import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../pagination.js';
+import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, type PageOfRows as Page } from '../pagination.js';
 
 @ArgsType()
 export class PageArgs {
@@ -17,11 +17,7 @@ export class PageArgs {
   cursor?: string;
 }
 
-export interface Page<T> {
-  data: T[];
-  nextCursor: string | null;
-  total: number;
-}
+export type { PageOfRows as Page } from '../pagination.js';
 
 /** The pagination envelope of spec part 2 (`data`, `next_cursor`, `total`) as a GraphQL type. */
 export function PageOf<T extends object>(item: ClassType<T>, name: string): ClassType<Page<T>> {

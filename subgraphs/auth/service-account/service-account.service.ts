@@ -3,7 +3,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { AppError, ErrorCodes, isUuid, notFound } from '../../../kernel/errors.js';
 import { generateCredentialValue, hashCredential } from '../../../kernel/credentials.js';
 import { hasRole, ROLES, SCOPES, signAccessToken, type Identity, type Scope } from '../../../kernel/identity.js';
-import { decodeCursor, encodeCursor, pageLimit } from '../../../kernel/pagination.js';
+import { pageNewestFirst } from '../../../kernel/pagination.js';
 import type { Page } from '../../../kernel/graphql/page.js';
 import { rateLimited } from '../session/session.service.js';
 import { recordRevocation, type AuthRuntime } from '../runtime.js';
@@ -66,22 +66,9 @@ export class ServiceAccountService {
     return { serviceAccount, clientSecret };
   }
 
-  async list(args: { limit?: number | null; cursor?: string | null }): Promise<Page<ServiceAccount>> {
+  list(args: { limit?: number | null; cursor?: string | null }): Promise<Page<ServiceAccount>> {
     this.admin();
-    const limit = pageLimit(args.limit);
-    const where = { disabledAt: null };
-    const keyset: Record<string, unknown> = {};
-    if (args.cursor) {
-      const [createdAt, id] = decodeCursor('service_accounts', args.cursor, ['string', 'string']) as [string, string];
-      keyset.$or = [{ createdAt: { $lt: new Date(createdAt) } }, { createdAt: new Date(createdAt), id: { $lt: id } }];
-    }
-    const [rows, total] = await Promise.all([
-      this.em.find(ServiceAccount, { ...where, ...keyset }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: limit + 1 }),
-      this.em.count(ServiceAccount, where),
-    ]);
-    const data = rows.slice(0, limit);
-    const last = data[data.length - 1];
-    return { data, total, nextCursor: rows.length > limit && last ? encodeCursor('service_accounts', [last.createdAt.toISOString(), last.id]) : null };
+    return pageNewestFirst<ServiceAccount>(this.em, ServiceAccount, 'service_accounts', { disabledAt: null }, args);
   }
 
   async get(id: string): Promise<ServiceAccount> {

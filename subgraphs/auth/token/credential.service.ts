@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { AppError, ErrorCodes, isUuid, notFound } from '../../../kernel/errors.js';
 import { credentialKindOf, generateCredentialValue, hashCredential } from '../../../kernel/credentials.js';
 import { hasRole, ROLES, SCOPES, type Identity, type Scope } from '../../../kernel/identity.js';
-import { decodeCursor, encodeCursor, pageLimit } from '../../../kernel/pagination.js';
+import { pageNewestFirst } from '../../../kernel/pagination.js';
 import type { Page } from '../../../kernel/graphql/page.js';
 import { identityOfUser, recordRevocation } from '../runtime.js';
 import { ServiceAccount } from '../service-account/service-account.entity.js';
@@ -100,23 +100,9 @@ export class CredentialService {
     return { credential, value };
   }
 
-  async list(kind: CredentialKind, args: { limit?: number | null; cursor?: string | null }): Promise<Page<Credential>> {
+  list(kind: CredentialKind, args: { limit?: number | null; cursor?: string | null }): Promise<Page<Credential>> {
     const caller = this.user();
-    const limit = pageLimit(args.limit);
-    const where: Record<string, unknown> = { kind, userId: caller.subject, revokedAt: null };
-    const listName = `credentials:${kind}`;
-    const keyset: Record<string, unknown> = {};
-    if (args.cursor) {
-      const [createdAt, id] = decodeCursor(listName, args.cursor, ['string', 'string']) as [string, string];
-      keyset.$or = [{ createdAt: { $lt: new Date(createdAt) } }, { createdAt: new Date(createdAt), id: { $lt: id } }];
-    }
-    const [rows, total] = await Promise.all([
-      this.em.find(Credential, { ...where, ...keyset }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: limit + 1 }),
-      this.em.count(Credential, where),
-    ]);
-    const data = rows.slice(0, limit);
-    const last = data[data.length - 1];
-    return { data, total, nextCursor: rows.length > limit && last ? encodeCursor(listName, [last.createdAt.toISOString(), last.id]) : null };
+    return pageNewestFirst<Credential>(this.em, Credential, `credentials:${kind}`, { kind, userId: caller.subject, revokedAt: null }, args);
   }
 
   async revoke(kind: CredentialKind, id: string): Promise<void> {

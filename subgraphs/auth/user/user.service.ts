@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { AppError, ErrorCodes, isUuid, notFound } from '../../../kernel/errors.js';
 import type { Identity } from '../../../kernel/identity.js';
-import { decodeCursor, encodeCursor, pageLimit } from '../../../kernel/pagination.js';
+import { pageNewestFirst } from '../../../kernel/pagination.js';
 import type { Page } from '../../../kernel/graphql/page.js';
 import { checkPasswordPolicy, hashPassword } from '../password/password.js';
 import { RoleService } from '../role/role.service.js';
@@ -19,20 +19,8 @@ export class UserService {
     private readonly identity: Identity,
   ) {}
 
-  async list(args: { limit?: number | null; cursor?: string | null }): Promise<Page<User>> {
-    const limit = pageLimit(args.limit);
-    const keyset: Record<string, unknown> = {};
-    if (args.cursor) {
-      const [createdAt, id] = decodeCursor('users', args.cursor, ['string', 'string']) as [string, string];
-      keyset.$or = [{ createdAt: { $lt: new Date(createdAt) } }, { createdAt: new Date(createdAt), id: { $lt: id } }];
-    }
-    const [rows, total] = await Promise.all([
-      this.em.find(User, keyset, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: limit + 1, populate: ['roles'] }),
-      this.em.count(User, {}),
-    ]);
-    const data = rows.slice(0, limit);
-    const last = data[data.length - 1];
-    return { data, total, nextCursor: rows.length > limit && last ? encodeCursor('users', [last.createdAt.toISOString(), last.id]) : null };
+  list(args: { limit?: number | null; cursor?: string | null }): Promise<Page<User>> {
+    return pageNewestFirst<User>(this.em, User, 'users', {}, args, ['roles']);
   }
 
   async get(id: string): Promise<User> {

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AppError, ErrorCodes, isUuid, notFound } from '../../../kernel/errors.js';
 import type { Identity } from '../../../kernel/identity.js';
-import { decodeCursor, encodeCursor, pageLimit } from '../../../kernel/pagination.js';
+import { pageNewestFirst } from '../../../kernel/pagination.js';
 import { NO_TENANT, TENANT_FILTER } from '../../../kernel/tenancy.js';
 import type { Page } from '../../../kernel/graphql/page.js';
 import { SupportTicket, TicketPriority, TicketStatus } from './ticket.entity.js';
@@ -19,34 +19,17 @@ const TRANSITIONS: Record<TicketStatus, readonly TicketStatus[]> = {
   [TicketStatus.closed]: [],
 };
 
-const LIST = 'support_tickets';
-
 export class SupportTicketService {
   constructor(
     private readonly em: EntityManager,
     private readonly identity: Identity,
   ) {}
 
-  async list(args: SupportTicketListArgs): Promise<Page<SupportTicket>> {
-    const limit = pageLimit(args.limit);
+  list(args: SupportTicketListArgs): Promise<Page<SupportTicket>> {
     const where: Record<string, unknown> = {};
     if (args.status) where.status = args.status;
     if (args.priority) where.priority = args.priority;
-    const keyset: Record<string, unknown> = {};
-    if (args.cursor) {
-      const [createdAt, id] = decodeCursor(LIST, args.cursor, ['string', 'string']) as [string, string];
-      const at = new Date(createdAt);
-      if (Number.isNaN(at.getTime())) throw new AppError(ErrorCodes.invalidCursor, 'cursor is not valid for this list');
-      keyset.$or = [{ createdAt: { $lt: at } }, { createdAt: at, id: { $lt: id } }];
-    }
-    const [rows, total] = await Promise.all([
-      this.em.find(SupportTicket, { ...where, ...keyset }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: limit + 1 }),
-      this.em.count(SupportTicket, where),
-    ]);
-    const data = rows.slice(0, limit);
-    const last = data[data.length - 1];
-    const nextCursor = rows.length > limit && last ? encodeCursor(LIST, [last.createdAt.toISOString(), last.id]) : null;
-    return { data, nextCursor, total };
+    return pageNewestFirst<SupportTicket>(this.em, SupportTicket, 'support_tickets', where, args);
   }
 
   async get(id: string): Promise<SupportTicket> {
