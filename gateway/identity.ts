@@ -151,6 +151,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       let identity: Identity;
       if (kind === 'pat' || kind === 'api_key') identity = await resolveOpaque(token);
       else if (kind === 'client_secret') throw new AppError(ErrorCodes.unauthenticated, 'a client secret is not a bearer token; exchange it at /auth/oauth/token');
+      else if (kind === 'pipeline_token') throw new AppError(ErrorCodes.unauthenticated, 'a pipeline reporting token goes in the X-Pipeline-Token header, not Authorization');
       else identity = await verifyAccessToken(token, options.accessKeys);
       if (isDenied(identity)) throw new AppError(ErrorCodes.unauthenticated, 'token has been revoked');
       return identity;

@@ -1,3 +1,5 @@
+import { parseEncryptionKey } from './crypto.js';
+
 /**
  * Configuration: every variable is declared once here with its validator, default and meaning,
  * parsed synchronously before any server listens, and a bad value stops the process with a
@@ -406,6 +408,41 @@ const CREDENTIAL_CACHE_SECS = variable<number>({
   parse: (raw) => integer('CREDENTIAL_CACHE_SECS', raw, 30, 0, 3600),
 });
 
+const SECRET_ENCRYPTION_KEY = variable<string>({
+  name: 'SECRET_ENCRYPTION_KEY',
+  description: 'AES-256-GCM key (32 bytes as 64 hex characters or base64) that encrypts secrets at rest, such as pipeline webhook secrets. Required outside the local profile.',
+  shownDefault: 'generated (local profile only)',
+  services: ['cicd', 'platform'],
+  parse(raw) {
+    const text = raw?.trim() ?? '';
+    if (!text) throw new ConfigError('SECRET_ENCRYPTION_KEY', 'is required');
+    if (!parseEncryptionKey(text)) throw new ConfigError('SECRET_ENCRYPTION_KEY', 'must be 32 bytes: 64 hex characters or 44 base64 characters');
+    return text;
+  },
+});
+
+const PUBLIC_URL = variable<string>({
+  name: 'PUBLIC_URL',
+  description: 'Public address of the API, `{base_url}` of the spec (e.g. `https://api.example.com/api`); webhook URLs shown to users are built from it.',
+  shownDefault: '`http://127.0.0.1:8000/api` (local and test only)',
+  services: ['cicd', 'platform'],
+  parse(raw, { profile }) {
+    if (!raw?.trim()) {
+      if (profile === 'production') throw new ConfigError('PUBLIC_URL', 'is required in the production profile');
+      return 'http://127.0.0.1:8000/api';
+    }
+    return url('PUBLIC_URL', raw.trim().replace(/\/+$/, ''), ['http:', 'https:']);
+  },
+});
+
+const RABBITMQ_URL = variable<string | undefined>({
+  name: 'RABBITMQ_URL',
+  description: 'RabbitMQ for events (`platform.events`, `cicd.events`), published through each service\'s outbox with publisher confirms. An in-process bus when unset.',
+  shownDefault: 'in-process bus',
+  services: ['cicd', 'platform'],
+  parse: (raw) => (raw?.trim() ? url('RABBITMQ_URL', raw.trim(), ['amqp:', 'amqps:']) : undefined),
+});
+
 export interface BaseConfig {
   service: ServiceName;
   profile: Profile;
@@ -428,6 +465,12 @@ export interface AuthConfig extends SubgraphConfig {
   redisUrl: string | undefined;
   cacheService: { baseUrl: string; apiKey: string } | undefined;
   bootstrapSuperAdmin: { email: string; username: string; password: string } | undefined;
+}
+
+export interface CicdConfig extends SubgraphConfig {
+  secretEncryptionKey: string;
+  publicUrl: string;
+  rabbitmqUrl: string | undefined;
 }
 
 export interface EdgeConfig extends BaseConfig {
@@ -479,6 +522,17 @@ export function loadAuthConfig(env: Env = process.env): AuthConfig {
     redisUrl: parseWith(REDIS_URL, env, p, 'auth'),
     cacheService: cacheUrl ? { baseUrl: cacheUrl, apiKey: env.CACHE_SERVICE_API_KEY!.trim() } : undefined,
     bootstrapSuperAdmin: parseWith(BOOTSTRAP_SUPER_ADMIN, env, p, 'auth'),
+  };
+}
+
+export function loadCicdConfig(env: Env = process.env): CicdConfig {
+  const base = loadSubgraphConfig('cicd', env);
+  const p = base.profile;
+  return {
+    ...base,
+    secretEncryptionKey: parseWith(SECRET_ENCRYPTION_KEY, env, p, 'cicd'),
+    publicUrl: parseWith(PUBLIC_URL, env, p, 'cicd'),
+    rabbitmqUrl: parseWith(RABBITMQ_URL, env, p, 'cicd'),
   };
 }
 

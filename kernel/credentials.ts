@@ -10,6 +10,8 @@ export const CREDENTIAL_PREFIXES = {
   pat: 'cop_pat_',
   api_key: 'cop_key_',
   client_secret: 'cop_sec_',
+  /** A pipeline's reporting token (X-Pipeline-Token). */
+  pipeline_token: 'cop_ppl_',
 } as const;
 export type CredentialValueKind = keyof typeof CREDENTIAL_PREFIXES;
 

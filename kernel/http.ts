@@ -72,7 +72,8 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     genReqId: (req) => requestIdFrom(req.headers['x-request-id']),
     return503OnClosing: true,
-    forceCloseConnections: true,
+    // On close, idle keep-alive connections are dropped and requests in flight finish.
+    forceCloseConnections: 'idle',
     keepAliveTimeout: 72_000,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
   });

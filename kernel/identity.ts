@@ -1,3 +1,4 @@
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors, type JWTPayload } from 'jose';
 import { AppError, ErrorCodes } from './errors.js';
 
@@ -35,8 +36,16 @@ const INTERNAL_AUDIENCE = 'cloudops-subgraphs';
 /** Internal tokens only travel from the edge to a subgraph inside one request: keep them short. */
 export const INTERNAL_TOKEN_TTL_SECONDS = 60;
 
-const encoder = new TextEncoder();
-const keyOf = (secret: string): Uint8Array => encoder.encode(secret);
+const keys = new Map<string, KeyObject>();
+/** Secret keys are built once per secret: importing a raw key on every verify costs real CPU. */
+function keyOf(secret: string): KeyObject {
+  let key = keys.get(secret);
+  if (!key) {
+    key = createSecretKey(Buffer.from(secret, 'utf8'));
+    keys.set(secret, key);
+  }
+  return key;
+}
 
 function toClaims(identity: Identity): JWTPayload {
   return {

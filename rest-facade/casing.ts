@@ -1,6 +1,19 @@
 /** REST speaks snake_case (spec: `next_cursor`, `tenant_id`); GraphQL speaks camelCase. */
-export const toSnakeKey = (key: string): string => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-export const toCamelKey = (key: string): string => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+/** Field names repeat on every response: convert each once. */
+function memoised(convert: (key: string) => string): (key: string) => string {
+  const cache = new Map<string, string>();
+  return (key) => {
+    let out = cache.get(key);
+    if (out === undefined) {
+      out = convert(key);
+      if (cache.size < 10_000) cache.set(key, out);
+    }
+    return out;
+  };
+}
+
+export const toSnakeKey = memoised((key) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`));
+export const toCamelKey = memoised((key) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()));
 
 function convert(value: unknown, keyOf: (key: string) => string): unknown {
   if (Array.isArray(value)) return value.map((v) => convert(v, keyOf));

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { ApolloServer } from '@apollo/server';
-import { ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import { printSchemaWithDirectives, type IResolvers } from '@graphql-tools/utils';
 import { GraphQLError, parse, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
@@ -136,8 +136,11 @@ export async function mountSubgraph(options: SubgraphServerOptions): Promise<Apo
     csrfPrevention: false,
     includeStacktraceInErrorResponses: false,
     formatError: formatSubgraphError(logger),
-    // Federated tracing (ftv1) is for Apollo's cloud reporting, which is not used.
-    plugins: [ApolloServerPluginInlineTraceDisabled()],
+    // main.ts stops the process on SIGINT/SIGTERM; Apollo's own handlers would call stop() a
+    // second time, and a second concurrent stop() never returns.
+    stopOnTerminationSignals: false,
+    // Federated tracing (ftv1) is for Apollo's cloud reporting, and no field has cache hints.
+    plugins: [ApolloServerPluginInlineTraceDisabled(), ApolloServerPluginCacheControlDisabled()],
   });
   await server.start();
 
