@@ -6,7 +6,7 @@ import { loadEdgeConfig } from '../../kernel/config.js';
 import { signAccessToken, type Identity } from '../../kernel/identity.js';
 import { createLogger } from '../../kernel/logger.js';
 import { projectRoot } from '../../kernel/paths.js';
-import { createEdge, type Edge } from '../../rest-facade/createEdge.js';
+import { createEdge, type Edge, type EdgeOptions } from '../../rest-facade/createEdge.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
 export interface Stack {
@@ -19,7 +19,7 @@ export interface Stack {
   internalSecret: string;
   token(identity: Partial<Identity> & { tenantId: string | null }): Promise<string>;
   /** Another edge on the same subgraphs (stopped with the stack); answers its base URL. */
-  startEdge(env: Record<string, string>): Promise<{ base: string; edge: Edge }>;
+  startEdge(env: Record<string, string>, options?: EdgeOptions): Promise<{ base: string; edge: Edge }>;
   stop(): Promise<void>;
 }
 
@@ -70,7 +70,7 @@ export async function startStack(label: string, edgeEnv: Record<string, string> 
     const [auth, cicd, platform] = await Promise.all([start('auth'), start('cicd'), start('platform')]);
     const subgraphUrls = { auth, cicd, platform };
     const edges: Edge[] = [];
-    const startEdge = async (env: Record<string, string>) => {
+    const startEdge = async (env: Record<string, string>, options: EdgeOptions = {}) => {
       const config = loadEdgeConfig({
         APP_PROFILE: 'test',
         PORT: '0',
@@ -82,7 +82,7 @@ export async function startStack(label: string, edgeEnv: Record<string, string> 
         PLATFORM_SUBGRAPH_URL: platform,
         ...env,
       });
-      const started = await createEdge(config, createLogger({ service: 'edge', level: 'warn' }));
+      const started = await createEdge(config, createLogger({ service: 'edge', level: 'warn' }), options);
       edges.push(started);
       return { base: `${started.address}${config.basePath}`, edge: started };
     };
