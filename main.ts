@@ -102,6 +102,7 @@ interface LocalSecrets {
   jwtAccessSecret: string;
   jwtRefreshSecret: string;
   internalJwtSecret: string;
+  secretEncryptionKey: string;
   superAdmin: { email: string; username: string; password: string };
 }
 
@@ -113,6 +114,7 @@ function localSecrets(dataDir: string): { secrets: LocalSecrets; created: boolea
     jwtAccessSecret: existing.jwtAccessSecret ?? random(),
     jwtRefreshSecret: existing.jwtRefreshSecret ?? random(),
     internalJwtSecret: existing.internalJwtSecret ?? random(),
+    secretEncryptionKey: existing.secretEncryptionKey ?? randomBytes(32).toString('hex'),
     superAdmin: existing.superAdmin ?? { email: 'admin@localhost.localdomain', username: 'superadmin', password: randomBytes(18).toString('base64url') },
   };
   const created = !existing.superAdmin;
@@ -158,6 +160,8 @@ async function runLocalStack(): Promise<void> {
     JWT_ACCESS_SECRET: process.env.JWT_ACCESS_SECRET ?? secrets.jwtAccessSecret,
     JWT_REFRESH_SECRET: process.env.JWT_REFRESH_SECRET ?? secrets.jwtRefreshSecret,
     INTERNAL_JWT_SECRET: process.env.INTERNAL_JWT_SECRET ?? secrets.internalJwtSecret,
+    SECRET_ENCRYPTION_KEY: process.env.SECRET_ENCRYPTION_KEY ?? secrets.secretEncryptionKey,
+    PUBLIC_URL: process.env.PUBLIC_URL ?? `http://127.0.0.1:${process.env.PORT ?? 8000}${process.env.BASE_PATH ?? '/api'}`,
     // The local profile always has a super-admin: from configuration, or generated once.
     BOOTSTRAP_SUPER_ADMIN_EMAIL: process.env.BOOTSTRAP_SUPER_ADMIN_EMAIL ?? secrets.superAdmin.email,
     BOOTSTRAP_SUPER_ADMIN_USERNAME: process.env.BOOTSTRAP_SUPER_ADMIN_EMAIL ? process.env.BOOTSTRAP_SUPER_ADMIN_USERNAME : secrets.superAdmin.username,

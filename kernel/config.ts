@@ -351,6 +351,18 @@ const REDIS_URL = variable<string | undefined>({
   parse: (raw) => (raw?.trim() ? url('REDIS_URL', raw.trim(), ['redis:', 'rediss:']) : undefined),
 });
 
+const REDIS_KEY_PREFIX = variable<string>({
+  name: 'REDIS_KEY_PREFIX',
+  description: 'Prefix of every Redis key the platform writes, so that several deployments (or test runs) can share one Redis.',
+  shownDefault: '`cloudops:`',
+  services: ['edge', 'auth'],
+  parse(raw) {
+    const v = raw?.trim() || 'cloudops:';
+    if (!/^[A-Za-z0-9:_.-]{1,64}$/.test(v)) throw new ConfigError('REDIS_KEY_PREFIX', 'must be 1 to 64 characters: letters, digits, colon, dot, dash, underscore');
+    return v;
+  },
+});
+
 const CACHE_SERVICE_BASE_URL = variable<string | undefined>({
   name: 'CACHE_SERVICE_BASE_URL',
   description: 'Cache service counting login attempts (contract in the README), used instead of Redis when set. Needs `CACHE_SERVICE_API_KEY`.',
@@ -463,6 +475,7 @@ export interface AuthConfig extends SubgraphConfig {
   refreshTokenTtlSecs: number;
   loginRateLimit: { limit: number; windowSecs: number };
   redisUrl: string | undefined;
+  redisKeyPrefix: string;
   cacheService: { baseUrl: string; apiKey: string } | undefined;
   bootstrapSuperAdmin: { email: string; username: string; password: string } | undefined;
 }
@@ -482,6 +495,7 @@ export interface EdgeConfig extends BaseConfig {
   subgraphTimeoutMs: number;
   rateLimitPerMinute: number;
   redisUrl: string | undefined;
+  redisKeyPrefix: string;
   revocationPollMs: number;
   credentialCacheSecs: number;
   accessTokenTtlSecs: number;
@@ -520,6 +534,7 @@ export function loadAuthConfig(env: Env = process.env): AuthConfig {
     refreshTokenTtlSecs: parseWith(REFRESH_TOKEN_TTL_SECS, env, p, 'auth'),
     loginRateLimit: { limit: parseWith(LOGIN_RATE_LIMIT, env, p, 'auth'), windowSecs: parseWith(LOGIN_RATE_WINDOW_SECS, env, p, 'auth') },
     redisUrl: parseWith(REDIS_URL, env, p, 'auth'),
+    redisKeyPrefix: parseWith(REDIS_KEY_PREFIX, env, p, 'auth'),
     cacheService: cacheUrl ? { baseUrl: cacheUrl, apiKey: env.CACHE_SERVICE_API_KEY!.trim() } : undefined,
     bootstrapSuperAdmin: parseWith(BOOTSTRAP_SUPER_ADMIN, env, p, 'auth'),
   };
@@ -558,6 +573,7 @@ export function loadEdgeConfig(env: Env = process.env): EdgeConfig {
     subgraphTimeoutMs: parseWith(SUBGRAPH_TIMEOUT_MS, env, p, 'edge'),
     rateLimitPerMinute: parseWith(RATE_LIMIT_PER_MINUTE, env, p, 'edge'),
     redisUrl: parseWith(REDIS_URL, env, p, 'edge'),
+    redisKeyPrefix: parseWith(REDIS_KEY_PREFIX, env, p, 'edge'),
     revocationPollMs: parseWith(REVOCATION_POLL_MS, env, p, 'edge'),
     credentialCacheSecs: parseWith(CREDENTIAL_CACHE_SECS, env, p, 'edge'),
     accessTokenTtlSecs: parseWith(ACCESS_TOKEN_TTL_SECS, env, p, 'edge'),

@@ -69,11 +69,13 @@ export function compileRoutes(routes: readonly RestRoute[], schema: GraphQLSchem
     const pathParams = [...route.path.matchAll(/\{([A-Za-z0-9_]+)\}/g)].map((m) => m[1]!);
     const queryNames = [...(route.paginated ? ['limit', 'cursor'] : []), ...(route.query ?? [])];
     const queryParams = queryNames.map((name) => ({ name, variable: camel(name), type: variableTypes.get(camel(name))! }));
+    for (const name of Object.keys(route.headerVariables ?? {})) if (!variableTypes.has(name)) problems.push(`${where}: header variable $${name} is not declared`);
     for (const name of pathParams) if (!variableTypes.has(name)) problems.push(`${where}: path parameter {${name}} has no variable $${name}`);
     for (const q of queryParams) if (!q.type) problems.push(`${where}: query parameter ${q.name} has no variable $${q.variable}`);
     if (route.body && !variableTypes.has(route.body)) problems.push(`${where}: body variable $${route.body} is not declared`);
     for (const [name, type] of variableTypes) {
-      const bound = pathParams.includes(name) || queryParams.some((q) => q.variable === name) || route.body === name || route.bearerVariable === name;
+      const bound =
+        !!route.variables || pathParams.includes(name) || queryParams.some((q) => q.variable === name) || route.body === name || route.bearerVariable === name || name in (route.headerVariables ?? {});
       if (!bound && isNonNullType(type)) problems.push(`${where}: required variable $${name} is not bound to the path, query, body or bearer token`);
     }
     compiled.push({

@@ -10,6 +10,7 @@ import { projectRoot } from '../kernel/paths.js';
 import { executeApolloHttp, writeApolloResponse } from '../kernel/graphql/apolloHandler.js';
 import { createGateway, type EdgeContext, type Gateway } from '../gateway/createGateway.js';
 import { createAuthenticator, type Authenticator } from '../gateway/identity.js';
+import { mountSubscriptions } from '../gateway/subscriptions.js';
 import { compileRoutes } from './compileRoutes.js';
 import { registerDocs } from './docs.js';
 import { buildOpenApi } from './openapi.js';
@@ -23,6 +24,19 @@ export interface Edge {
   /** http://host:port of the listening edge. */
   address: string;
   stop(): Promise<void>;
+}
+
+/**
+ * JSON bodies keep their raw text too: Git-host signatures are over the exact bytes received.
+ * Parsing is Fastify's own (prototype-poisoning checks included).
+ */
+function registerJsonParser(app: FastifyInstance) {
+  const parse = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    request.rawBody = body as string;
+    parse(request, body as string, done);
+  });
 }
 
 /** HTML forms, for the OAuth 2.0 token endpoint. A repeated field is refused (RFC 6749 3.2). */
@@ -111,8 +125,9 @@ export interface EdgeOptions {
 
 export async function createEdge(config: EdgeConfig, logger: Logger, options: EdgeOptions = {}): Promise<Edge> {
   const base = config.basePath;
+  const supergraphSdl = options.supergraphSdl ?? readSupergraph();
   const gateway = await createGateway({
-    supergraphSdl: options.supergraphSdl ?? readSupergraph(),
+    supergraphSdl,
     subgraphUrls: config.subgraphs,
     introspection: config.graphql.introspection,
     limits: config.graphql,
@@ -121,6 +136,7 @@ export async function createEdge(config: EdgeConfig, logger: Logger, options: Ed
   });
   let authenticator: Authenticator | undefined;
   let budget: RequestBudget | undefined;
+  let subscriptions: { close(): Promise<void> } | undefined;
   try {
     const compiled = compileRoutes(routes, gateway.apiSchema);
     authenticator = options.authenticator ?? createAuthenticator({
@@ -133,13 +149,23 @@ export async function createEdge(config: EdgeConfig, logger: Logger, options: Ed
       logger,
     });
     await authenticator.start();
-    budget = createRequestBudget({ perMinute: config.rateLimitPerMinute, redisUrl: config.redisUrl });
+    budget = createRequestBudget({ perMinute: config.rateLimitPerMinute, redisUrl: config.redisUrl, keyPrefix: config.redisKeyPrefix });
     const app = createHttpServer({ logger, bodyLimitBytes: config.bodyLimitBytes });
+    registerJsonParser(app);
     registerFormParser(app);
     registerCredentialsHook(app, authenticator, budget);
 
     const { sendGraphiql } = registerDocs(app, base);
     registerGraphqlEndpoint(app, `${base}/graphql`, gateway, authenticator, sendGraphiql);
+    subscriptions = mountSubscriptions({
+      app,
+      path: `${base}/graphql`,
+      schema: gateway.apiSchema,
+      supergraphSdl,
+      subgraphUrls: config.subgraphs,
+      authenticator,
+      logger,
+    });
     registerRestRoutes(app, { basePath: base, routes: compiled, gateway, authenticator });
 
     const documents = new Map<string, string>();
@@ -167,6 +193,7 @@ export async function createEdge(config: EdgeConfig, logger: Logger, options: Ed
       gateway,
       address,
       async stop() {
+        await subscriptions?.close();
         await app.close();
         authenticator?.stop();
         await budget?.close();
@@ -174,6 +201,7 @@ export async function createEdge(config: EdgeConfig, logger: Logger, options: Ed
       },
     };
   } catch (error) {
+    await subscriptions?.close();
     authenticator?.stop();
     await budget?.close();
     await gateway.stop();

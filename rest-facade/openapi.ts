@@ -171,7 +171,8 @@ export function buildOpenApi(routes: readonly CompiledRoute[], schema: GraphQLSc
           content: { 'application/json': { schema: field && rootNode?.kind === Kind.FIELD ? outputSchema(field.type, rootNode.selectionSet, schema) : {} } },
         };
     const operation: JsonSchema = {
-      operationId: route.operationName,
+      // The platform front door serves some operations of other services: qualify the id.
+      operationId: `${route.prefix}.${route.operationName}`,
       summary: route.summary,
       ...(description ? { description } : {}),
       ...(route.scope ? { 'x-required-scope': route.scope } : {}),

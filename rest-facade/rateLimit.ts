@@ -27,7 +27,7 @@ export function budgetKey(request: FastifyRequest, identity: Identity | null): s
  * Every response carries X-RateLimit-Limit, -Remaining and -Reset (unix seconds); over budget
  * the caller gets Retry-After.
  */
-export function createRequestBudget(options: { perMinute: number; redisUrl?: string | undefined }): RequestBudget {
+export function createRequestBudget(options: { perMinute: number; redisUrl?: string | undefined; keyPrefix?: string }): RequestBudget {
   let redis: Redis | undefined;
   let limiter: RateLimiterAbstract;
   if (options.redisUrl) {
@@ -36,7 +36,7 @@ export function createRequestBudget(options: { perMinute: number; redisUrl?: str
       storeClient: redis,
       points: options.perMinute,
       duration: 60,
-      keyPrefix: 'cloudops:edge-budget',
+      keyPrefix: `${options.keyPrefix ?? 'cloudops:'}edge-budget`,
       // While Redis is unreachable each replica keeps counting on its own rather than failing.
       insuranceLimiter: new RateLimiterMemory({ points: options.perMinute, duration: 60 }),
     });

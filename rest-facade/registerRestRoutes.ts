@@ -23,6 +23,10 @@ declare module 'fastify' {
     /** The GraphQL endpoint answers authentication failures in GraphQL's shape too. */
     graphql?: boolean;
   }
+  interface FastifyRequest {
+    /** The request body exactly as received (JSON bodies), for signature checks. */
+    rawBody?: string;
+  }
 }
 
 function queryVariable(route: CompiledRoute, param: CompiledRoute['queryParams'][number], raw: unknown): unknown {
@@ -90,6 +94,7 @@ function bodyVariable(route: CompiledRoute, request: FastifyRequest): Record<str
 }
 
 function variablesFor(route: CompiledRoute, request: FastifyRequest): Record<string, unknown> {
+  if (route.variables) return route.variables(request);
   const variables: Record<string, unknown> = {};
   const params = request.params as Record<string, string>;
   for (const name of route.pathParams) variables[name] = params[name];
@@ -100,6 +105,10 @@ function variablesFor(route: CompiledRoute, request: FastifyRequest): Record<str
   }
   if (route.body) variables[route.body] = bodyVariable(route, request);
   if (route.bearerVariable) variables[route.bearerVariable] = bearerToken(request.headers.authorization) ?? '';
+  for (const [variable, names] of Object.entries(route.headerVariables ?? {})) {
+    const value = names.map((n) => request.headers[n]).find((v): v is string => typeof v === 'string');
+    variables[variable] = value ?? '';
+  }
   return variables;
 }
 

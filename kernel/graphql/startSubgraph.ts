@@ -8,6 +8,8 @@ import { createHttpServer, registerHealthRoutes } from '../http.js';
 import type { Logger } from '../logger.js';
 import { createHealthResolver } from './health.js';
 import { buildFederatedSchema, mountSubgraph, type FederatedSchema } from './subgraph.js';
+import { mountSubgraphSubscriptions } from './subscriptions.js';
+import type { PubSub } from '@graphql-yoga/subscription';
 
 /** Everything that makes one subgraph: its schema, its tables and its GraphQL surface. */
 export interface SubgraphDefinition {
@@ -18,6 +20,8 @@ export interface SubgraphDefinition {
   resolvers: Function[];
   orphanedTypes?: Function[];
   referenceResolvers?: IResolvers;
+  /** The pub/sub of the subgraph's subscriptions; its presence also serves graphql-ws on /graphql. */
+  pubSub?: PubSub<Record<string, [unknown]>>;
   /**
    * Runs after migrations, before listening: starts the service's workers, adds routes of its own
    * to the HTTP server, and returns what every resolver context should carry besides the basics.
@@ -43,7 +47,7 @@ export interface SubgraphRuntime {
  */
 export function buildSubgraphSchemaFor(definition: SubgraphDefinition, checkDatabase: () => Promise<boolean> = async () => false): Promise<FederatedSchema> {
   const resolvers = [createHealthResolver(definition.name, checkDatabase), ...definition.resolvers] as NonEmptyArray<Function>;
-  return buildFederatedSchema({ resolvers, orphanedTypes: definition.orphanedTypes ?? [] }, definition.referenceResolvers);
+  return buildFederatedSchema({ resolvers, orphanedTypes: definition.orphanedTypes ?? [], ...(definition.pubSub ? { pubSub: definition.pubSub } : {}) }, definition.referenceResolvers);
 }
 
 export interface RunningSubgraph {
@@ -70,12 +74,16 @@ export async function startSubgraph(definition: SubgraphDefinition, config: Subg
     registerHealthRoutes(app, definition.name, [{ name: 'database', check: () => pingDatabase(orm) }]);
     const runtime = (await definition.setup?.({ orm, app, config, logger })) ?? {};
     const server = await mountSubgraph({ app, schema, em: orm.em, logger, internalJwtSecret: config.internalJwtSecret, context: runtime.context ?? {} });
+    const subscriptions = definition.pubSub
+      ? mountSubgraphSubscriptions({ app, schema, em: orm.em, logger, internalJwtSecret: config.internalJwtSecret, context: runtime.context ?? {} })
+      : undefined;
     const address = await app.listen({ port: config.port, host: config.host });
     return {
       app,
       orm,
       url: `${address}/graphql`,
       async stop() {
+        await subscriptions?.close();
         await app.close();
         await server.stop();
         await runtime.stop?.();

@@ -62,7 +62,7 @@ export interface FederatedSchema {
  * `@shareable` would vanish from the composed supergraph).
  */
 export async function buildFederatedSchema(
-  options: { resolvers: NonEmptyArray<Function>; orphanedTypes?: Function[] } & Pick<BuildSchemaOptions, 'scalarsMap'>,
+  options: { resolvers: NonEmptyArray<Function>; orphanedTypes?: Function[] } & Pick<BuildSchemaOptions, 'scalarsMap' | 'pubSub'>,
   referenceResolvers: IResolvers = {},
 ): Promise<FederatedSchema> {
   const schema = await buildSchema({

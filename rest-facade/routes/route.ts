@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import type { Scope } from '../../kernel/identity.js';
 
 /** The gateway prefixes of spec part 1 served by this product's subgraphs. */
@@ -44,6 +45,12 @@ export interface RestRoute {
   noStore?: boolean;
   /** A successful call ends the caller's session at this edge at once (logout). */
   endsSession?: boolean;
+  /** Variables taken from request headers: variable → header names, the first present wins. */
+  headerVariables?: Record<string, string[]>;
+  /** The route needs the raw request body (signature checks): JSON is not re-serialised. */
+  rawBody?: boolean;
+  /** Builds the variables itself (webhooks); path, query and body rules then do not apply. */
+  variables?: (request: FastifyRequest) => Record<string, unknown>;
   query?: readonly string[];
   body?: string;
   paginated?: boolean;

@@ -20,7 +20,7 @@ export const EDGE_SUBJECT = 'edge';
  */
 export async function setupAuth({ orm, app, logger }: SubgraphDeps): Promise<SubgraphRuntime> {
   const config = loadAuthConfig();
-  const window = (scope: string) => createAttemptLimiter({ scope, ...config.loginRateLimit, redisUrl: config.redisUrl, cacheService: config.cacheService });
+  const window = (scope: string) => createAttemptLimiter({ scope, ...config.loginRateLimit, redisUrl: config.redisUrl, keyPrefix: config.redisKeyPrefix, cacheService: config.cacheService });
   const runtime: AuthRuntime = { config, loginLimiter: window('login'), registerLimiter: window('register'), clientLimiter: window('client') };
   logger.info({ store: runtime.loginLimiter.store, ...config.loginRateLimit }, 'login attempt limiter');
 

@@ -61,14 +61,14 @@ if (!redisUrl) process.stdout.write('budgets.test.ts: REDIS_URL is not set, so t
 withRedis('budgets shared through Redis', () => {
   it('lets two edge instances spend from one budget', async () => {
     const prefix = randomBytes(4).toString('hex');
-    const env = { RATE_LIMIT_PER_MINUTE: '6', REDIS_URL: redisUrl! };
+    const env = { RATE_LIMIT_PER_MINUTE: '6', REDIS_URL: redisUrl!, REDIS_KEY_PREFIX: `test-${prefix}:` };
     const [a, b] = await Promise.all([stack.startEdge(env), stack.startEdge(env)]);
     const token = await stack.token({ subject: `shared-${prefix}`, tenantId: TENANT });
     const statuses: number[] = [];
     for (let i = 0; i < 8; i += 1) statuses.push((await get(i % 2 === 0 ? a.base : b.base, token)).status);
     expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 429, 429]);
     const redis = new Redis(redisUrl!);
-    const keys = await redis.keys(`cloudops:edge-budget:id:shared-${prefix}*`);
+    const keys = await redis.keys(`test-${prefix}:edge-budget:id:shared-${prefix}*`);
     await redis.quit();
     expect(keys).toHaveLength(1);
   });

@@ -36,6 +36,7 @@ export async function startStack(label: string, edgeEnv: Record<string, string> 
   const accessSecret = secret();
   const internalSecret = secret();
   const refreshSecret = secret();
+  const redisPrefix = `test-${randomBytes(6).toString('hex')}:`;
   const children: ChildProcess[] = [];
   const env = {
     ...process.env,
@@ -44,6 +45,9 @@ export async function startStack(label: string, edgeEnv: Record<string, string> 
     INTERNAL_JWT_SECRET: internalSecret,
     JWT_ACCESS_SECRET: accessSecret,
     JWT_REFRESH_SECRET: refreshSecret,
+    SECRET_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    // Redis is shared with every other test run on the machine: keep this stack's keys apart.
+    REDIS_KEY_PREFIX: redisPrefix,
     PORT: '0',
     LOG_LEVEL: 'warn',
     ...subgraphEnv,
@@ -80,6 +84,7 @@ export async function startStack(label: string, edgeEnv: Record<string, string> 
         AUTH_SUBGRAPH_URL: auth,
         CICD_SUBGRAPH_URL: cicd,
         PLATFORM_SUBGRAPH_URL: platform,
+        REDIS_KEY_PREFIX: redisPrefix,
         ...env,
       });
       const started = await createEdge(config, createLogger({ service: 'edge', level: 'warn' }), options);

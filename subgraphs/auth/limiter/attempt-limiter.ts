@@ -75,7 +75,7 @@ return {1, count + 1, 0}
 export function createRedisLimiter(options: WindowOptions & { scope: string; redisUrl: string; keyPrefix?: string }): AttemptLimiter {
   const redis = new Redis(options.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true });
   redis.defineCommand('slidingWindowHit', { numberOfKeys: 1, lua: SLIDING_WINDOW });
-  const prefix = options.keyPrefix ?? 'cloudops:attempts:';
+  const prefix = `${options.keyPrefix ?? 'cloudops:'}attempts:`;
   return {
     store: 'redis',
     async hit(identifier) {
@@ -131,7 +131,7 @@ export function createCacheServiceLimiter(options: WindowOptions & { scope: stri
 }
 
 export function createAttemptLimiter(
-  options: WindowOptions & { scope: string; redisUrl?: string | undefined; cacheService?: { baseUrl: string; apiKey: string } | undefined },
+  options: WindowOptions & { scope: string; redisUrl?: string | undefined; keyPrefix?: string; cacheService?: { baseUrl: string; apiKey: string } | undefined },
 ): AttemptLimiter {
   if (options.cacheService) return createCacheServiceLimiter({ ...options, ...options.cacheService });
   if (options.redisUrl) return createRedisLimiter({ ...options, redisUrl: options.redisUrl });
