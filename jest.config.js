@@ -20,7 +20,8 @@ export default {
   globalSetup: '<rootDir>/tests/setup/globalSetup.mjs',
   globalTeardown: '<rootDir>/tests/setup/globalTeardown.mjs',
   reporters: ['default', '<rootDir>/tests/setup/summaryReporter.mjs'],
-  testTimeout: 60_000,
+  // Generous: e2e files start processes, and CI machines are small and shared.
+  testTimeout: 120_000,
   // Each e2e file runs three subgraph processes; two files at a time suit a 2-core machine.
   maxWorkers: 2,
 };

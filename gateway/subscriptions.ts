@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Kind, parse, print, type ExecutionArgs, type ExecutionResult, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import { createClient } from 'graphql-ws/client';
 import { useServer } from 'graphql-ws/use/ws';
-import { WebSocket, WebSocketServer } from 'ws';
+import { WebSocket } from 'ws';
+import { webSocketServerAt } from '../kernel/graphql/subscriptions.js';
 import { AppError, ErrorCodes } from '../kernel/errors.js';
 import type { Identity } from '../kernel/identity.js';
 import type { Logger } from '../kernel/logger.js';
@@ -54,14 +55,7 @@ export function mountSubscriptions(options: {
   logger: Logger;
 }): { close(): Promise<void> } {
   const owners = subscriptionOwners(options.supergraphSdl);
-  const wss = new WebSocketServer({ noServer: true });
-  options.app.server.on('upgrade', (request, socket, head) => {
-    if (request.url?.split('?')[0] !== options.path) {
-      socket.destroy();
-      return;
-    }
-    wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request));
-  });
+  const wss = webSocketServerAt(options.app, options.path);
 
   const identities = new WeakMap<object, Identity>();
   const server = useServer(

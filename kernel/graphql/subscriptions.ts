@@ -8,6 +8,19 @@ import type { Logger } from '../logger.js';
 import { tenantEntityManager } from '../tenancy.js';
 import type { SubgraphContext } from './subgraph.js';
 
+/** A WebSocket server for upgrades of `path` on the HTTP server; other upgrades are refused. */
+export function webSocketServerAt(app: FastifyInstance, path: string): WebSocketServer {
+  const wss = new WebSocketServer({ noServer: true });
+  app.server.on('upgrade', (request, socket, head) => {
+    if (request.url?.split('?')[0] !== path) {
+      socket.destroy();
+      return;
+    }
+    wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request));
+  });
+  return wss;
+}
+
 /**
  * graphql-ws on the subgraph's `/graphql`, for the subscriptions the edge passes through. The
  * edge authenticates the client and opens the upstream connection with an internal token in
@@ -21,14 +34,7 @@ export function mountSubgraphSubscriptions(options: {
   internalJwtSecret: string;
   context: Record<string, unknown>;
 }): { close(): Promise<void> } {
-  const wss = new WebSocketServer({ noServer: true });
-  options.app.server.on('upgrade', (request, socket, head) => {
-    if (!request.url?.startsWith('/graphql')) {
-      socket.destroy();
-      return;
-    }
-    wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request));
-  });
+  const wss = webSocketServerAt(options.app, '/graphql');
   const identities = new WeakMap<object, Identity>();
   const server = useServer(
     {

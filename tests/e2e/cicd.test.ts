@@ -4,6 +4,7 @@ import { createClient } from 'graphql-ws/client';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { WebSocket } from 'ws';
+import { expectError, httpClient } from '../helpers/http.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
 const TENANT_A = '0e000000-0000-4000-8000-00000000000e';
@@ -23,25 +24,7 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-interface Result {
-  status: number;
-  headers: Headers;
-  json: any;
-}
-
-async function call(method: string, path: string, options: { token?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {}): Promise<Result> {
-  const headers: Record<string, string> = { ...options.headers };
-  if (options.token) headers.authorization = `Bearer ${options.token}`;
-  const body = options.raw ?? (options.body !== undefined ? JSON.stringify(options.body) : undefined);
-  if (body !== undefined) headers['content-type'] ??= 'application/json';
-  const response = await fetch(`${stack.base}${path}`, { method, headers, ...(body !== undefined ? { body } : {}) });
-  const text = await response.text();
-  return { status: response.status, headers: response.headers, json: text ? JSON.parse(text) : undefined };
-}
-
-function expectError(result: Result, status: number, code: string) {
-  expect({ status: result.status, code: result.json?.error?.code }).toEqual({ status, code });
-}
+const call = httpClient(() => stack.base);
 
 let repoCounter = 0;
 async function createPipeline(token = tokenA, fields: Record<string, unknown> = {}) {

@@ -1,5 +1,6 @@
 import * as oidc from 'openid-client';
 import { credentialKindOf } from '../../kernel/credentials.js';
+import { expectError, httpClient, type HttpResult as Result } from '../helpers/http.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
 const LOGIN_LIMIT = 5;
@@ -21,32 +22,7 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-interface Result {
-  status: number;
-  headers: Headers;
-  json: any;
-}
-
-async function call(method: string, path: string, options: { token?: string; body?: unknown; form?: Record<string, string>; headers?: Record<string, string> } = {}): Promise<Result> {
-  const headers: Record<string, string> = { ...options.headers };
-  if (options.token) headers.authorization = `Bearer ${options.token}`;
-  let body: string | undefined;
-  if (options.form) {
-    body = new URLSearchParams(options.form).toString();
-    headers['content-type'] = 'application/x-www-form-urlencoded';
-  } else if (options.body !== undefined) {
-    body = JSON.stringify(options.body);
-    headers['content-type'] = 'application/json';
-  }
-  const response = await fetch(`${stack.base}${path}`, { method, headers, ...(body !== undefined ? { body } : {}) });
-  const text = await response.text();
-  return { status: response.status, headers: response.headers, json: text ? JSON.parse(text) : undefined };
-}
-
-function expectError(result: Result, status: number, code: string) {
-  expect({ status: result.status, code: result.json?.error?.code }).toEqual({ status, code });
-  expect(result.json.error.request_id).toBe(result.headers.get('x-request-id'));
-}
+const call = httpClient(() => stack.base);
 
 let counter = 0;
 async function signUp(prefix = 'user') {

@@ -1,3 +1,4 @@
+import { expectError, httpClient, type HttpResult } from '../helpers/http.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
 const TENANT_A = '0a000000-0000-4000-8000-00000000000a';
@@ -21,28 +22,8 @@ afterAll(async () => {
 
 const tickets = () => `${stack.base}/platform/api/v1/support/tickets`;
 
-async function call(method: string, url: string, options: { token?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {}) {
-  const headers: Record<string, string> = { ...options.headers };
-  if (options.token) headers.authorization = `Bearer ${options.token}`;
-  let body: string | undefined;
-  if (options.raw !== undefined) body = options.raw;
-  else if (options.body !== undefined) body = JSON.stringify(options.body);
-  if (body !== undefined && !headers['content-type']) headers['content-type'] = 'application/json';
-  const response = await fetch(url, { method, headers, ...(body !== undefined ? { body } : {}) });
-  const text = await response.text();
-  let json: any;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: response.status, headers: response.headers, json, text };
-}
-
-function expectEnvelope(result: { json: any; headers: Headers }, code: string) {
-  expect(result.json).toEqual({ error: { code, message: expect.any(String), request_id: expect.any(String) } });
-  expect(result.json.error.request_id).toBe(result.headers.get('x-request-id'));
-}
+const call = httpClient(() => stack.base);
+const expectEnvelope = (result: HttpResult, code: string) => expectError(result, result.status, code);
 
 async function countTickets(token = tokenA): Promise<number> {
   const r = await call('GET', `${tickets()}?limit=1`, { token });
