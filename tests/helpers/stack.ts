@@ -102,7 +102,7 @@ export async function startStack(label: string, edgeEnv: Record<string, string> 
       internalSecret,
       token: (identity) =>
         signAccessToken(
-          { subject: identity.subject ?? 'user-1', tenantId: identity.tenantId, roles: identity.roles ?? [], scopes: identity.scopes ?? ['read', 'deploy'] },
+          { ...identity, subject: identity.subject ?? 'user-1', tenantId: identity.tenantId, roles: identity.roles ?? [], scopes: identity.scopes ?? ['read', 'deploy'] },
           { current: accessSecret, previous: [] },
         ),
       async stop() {
