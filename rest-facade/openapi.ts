@@ -142,7 +142,13 @@ function errorRefs(route: CompiledRoute): Record<string, JsonSchema> {
 export function buildOpenApi(routes: readonly CompiledRoute[], schema: GraphQLSchema, options: { basePath?: string; prefix?: Prefix } = {}): JsonSchema {
   const selected = options.prefix ? routes.filter((r) => r.prefix === options.prefix) : routes;
   const paths: Record<string, Record<string, JsonSchema>> = {};
+  const usedIds = new Set<string>();
   for (const route of selected) {
+    // The platform front door serves some operations of other services, and one operation may
+    // back two paths (health aliases): qualify the id until it is unique, as OpenAPI requires.
+    let operationId = `${route.prefix}.${route.operationName}`;
+    if (usedIds.has(operationId)) operationId = `${operationId}.${route.method.toLowerCase()}${route.path.replace(/[^A-Za-z0-9]+/g, '_')}`;
+    usedIds.add(operationId);
     const rootType = route.operationNode.operation === 'mutation' ? schema.getMutationType() : schema.getQueryType();
     const rootNode = route.operationNode.selectionSet.selections.find((s) => s.kind === Kind.FIELD);
     const field = rootNode?.kind === Kind.FIELD ? rootType?.getFields()[rootNode.name.value] : undefined;
@@ -171,8 +177,7 @@ export function buildOpenApi(routes: readonly CompiledRoute[], schema: GraphQLSc
           content: { 'application/json': { schema: field && rootNode?.kind === Kind.FIELD ? outputSchema(field.type, rootNode.selectionSet, schema) : {} } },
         };
     const operation: JsonSchema = {
-      // The platform front door serves some operations of other services: qualify the id.
-      operationId: `${route.prefix}.${route.operationName}`,
+      operationId,
       summary: route.summary,
       ...(description ? { description } : {}),
       ...(route.scope ? { 'x-required-scope': route.scope } : {}),

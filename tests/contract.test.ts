@@ -1,3 +1,4 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
 import { generateContract } from '../scripts/contract.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,5 +19,16 @@ describe('generated contract files', () => {
       // Compared one by one so the failure names the stale file.
       expect({ path, content: checkedIn }).toEqual({ path, content });
     }
+  });
+});
+
+describe('the OpenAPI document', () => {
+  it('is valid OpenAPI 3.1 and has a unique operation id per operation', async () => {
+    const document = JSON.parse(readFileSync(join(projectRoot(), 'schema', 'openapi.json'), 'utf8'));
+    const result = await new Validator().validate(document);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    const ids = Object.values(document.paths as Record<string, Record<string, { operationId: string }>>).flatMap((ops) => Object.values(ops).map((op) => op.operationId));
+    expect(new Set(ids).size).toBe(ids.length);
   });
 });
