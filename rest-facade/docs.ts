@@ -82,7 +82,17 @@ ReactDOM.createRoot(document.getElementById('graphiql')).render(
   React.createElement(GraphiQL, {
     fetcher,
     defaultEditorToolsVisibility: true,
-    defaultHeaders: JSON.stringify({ Authorization: 'Bearer <token>' }, null, 2)
+    // No placeholder header: a bad Authorization header would make the schema fetch fail.
+    defaultQuery: [
+      '# Cloud operations platform: the federated graph.',
+      '# Sign in (POST /api/auth/api/v1/auth/login), then add under Headers:',
+      '#   { "Authorization": "Bearer <access token>" }',
+      '',
+      '{',
+      '  viewer { subject tenantId roles scopes }',
+      '}',
+      ''
+    ].join('\\n')
   })
 );`;
   assets['docs-init.js'] = { body: Buffer.from(docsInit), type: 'application/javascript; charset=utf-8' };

@@ -326,7 +326,11 @@ describe('GraphQL at {base}/graphql', () => {
     expect(scripts.length).toBeGreaterThan(2);
     for (const src of scripts) {
       expect(src.startsWith('/api/')).toBe(true);
-      expect((await fetch(`${new URL(stack.base).origin}${src}`)).status).toBe(200);
+      const script = await fetch(`${new URL(stack.base).origin}${src}`);
+      expect(script.status).toBe(200);
+      // Our own start-up scripts must at least parse (a quoting slip once left GraphiQL blank).
+      const code = await script.text();
+      if (src.endsWith('-init.js')) expect(() => new Function(code)).not.toThrow();
     }
   });
 });
