@@ -404,6 +404,21 @@ const RATE_LIMIT_PER_MINUTE = variable<number>({
   parse: (raw) => integer('RATE_LIMIT_PER_MINUTE', raw, 600, 1, 10_000_000),
 });
 
+const TRUST_PROXY = variable<boolean | number | string>({
+  name: 'TRUST_PROXY',
+  description: 'Which proxies in front of the edge to trust for the client address (X-Forwarded-For), which keys anonymous request budgets: `false`, `true`, a hop count, or comma-separated addresses/CIDRs.',
+  shownDefault: '`false`',
+  services: ['edge'],
+  parse(raw) {
+    const v = raw?.trim();
+    if (!v || v === 'false') return false;
+    if (v === 'true') return true;
+    if (/^\d{1,2}$/.test(v)) return Number(v);
+    if (/^[0-9a-fA-F:.\/,\s]+$/.test(v)) return v;
+    throw new ConfigError('TRUST_PROXY', `must be true, false, a hop count or addresses/CIDRs, got "${v}"`);
+  },
+});
+
 const REVOCATION_POLL_MS = variable<number>({
   name: 'REVOCATION_POLL_MS',
   description: 'How often the edge fetches the revocation feed (logouts, revoked tokens) from auth; the edge that handled a logout applies it at once.',
@@ -499,6 +514,7 @@ export interface EdgeConfig extends BaseConfig {
   revocationPollMs: number;
   credentialCacheSecs: number;
   accessTokenTtlSecs: number;
+  trustProxy: boolean | number | string;
 }
 
 function parseWith<T>(spec: VariableSpec<T>, env: Env, profile: Profile, service: ServiceName): T {
@@ -577,6 +593,7 @@ export function loadEdgeConfig(env: Env = process.env): EdgeConfig {
     revocationPollMs: parseWith(REVOCATION_POLL_MS, env, p, 'edge'),
     credentialCacheSecs: parseWith(CREDENTIAL_CACHE_SECS, env, p, 'edge'),
     accessTokenTtlSecs: parseWith(ACCESS_TOKEN_TTL_SECS, env, p, 'edge'),
+    trustProxy: parseWith(TRUST_PROXY, env, p, 'edge'),
   };
 }
 

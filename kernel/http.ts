@@ -57,6 +57,8 @@ function classify(error: Error & { code?: string; statusCode?: number; validatio
 export interface HttpServerOptions {
   logger: Logger;
   bodyLimitBytes?: number;
+  /** Proxies trusted for the client address (Fastify's trustProxy). */
+  trustProxy?: boolean | number | string;
 }
 
 /**
@@ -68,6 +70,8 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   const app: FastifyInstance = Fastify({
     loggerInstance: options.logger as FastifyBaseLogger,
     bodyLimit: options.bodyLimitBytes ?? 1024 * 1024,
+    // A string is a list of trusted addresses or CIDRs.
+    trustProxy: (options.trustProxy ?? false) as boolean,
     // Request lines are logged by our onResponse hook, with the request id as `request_id`.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     genReqId: (req) => requestIdFrom(req.headers['x-request-id']),

@@ -150,7 +150,7 @@ export async function createEdge(config: EdgeConfig, logger: Logger, options: Ed
     });
     await authenticator.start();
     budget = createRequestBudget({ perMinute: config.rateLimitPerMinute, redisUrl: config.redisUrl, keyPrefix: config.redisKeyPrefix });
-    const app = createHttpServer({ logger, bodyLimitBytes: config.bodyLimitBytes });
+    const app = createHttpServer({ logger, bodyLimitBytes: config.bodyLimitBytes, trustProxy: config.trustProxy });
     registerJsonParser(app);
     registerFormParser(app);
     registerCredentialsHook(app, authenticator, budget);

@@ -26,6 +26,7 @@ describe('configuration', () => {
       [{ BASE_PATH: 'api with space' }, /BASE_PATH/],
       [{ PLATFORM_SUBGRAPH_URL: 'ftp://x' }, /PLATFORM_SUBGRAPH_URL must use http: or https:/],
       [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
+      [{ TRUST_PROXY: 'everyone' }, /TRUST_PROXY/],
     ];
     for (const [env, message] of cases) {
       let error: unknown;
@@ -55,6 +56,8 @@ describe('configuration', () => {
     expect(edge.basePath).toBe('/api');
     expect(edge.accessSecrets).toEqual({ current: secret, previous: ['p'.repeat(32), 'q'.repeat(32)] });
     expect(edge.subgraphs.platform).toBe('http://127.0.0.1:8090/graphql');
+    expect(edge.trustProxy).toBe(false);
+    expect(loadEdgeConfig({ INTERNAL_JWT_SECRET: secret, JWT_ACCESS_SECRET: secret, TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }).trustProxy).toBe('10.0.0.0/8, 127.0.0.1');
     expect(loadSubgraphConfig('auth', { INTERNAL_JWT_SECRET: secret, DATABASE_URL: 'postgres://h/db' }).port).toBe(8081);
     expect(loadSubgraphConfig('cicd', { INTERNAL_JWT_SECRET: secret, DATABASE_URL: 'postgres://h/db' }).port).toBe(8087);
   });
