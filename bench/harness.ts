@@ -167,55 +167,76 @@ export interface LoadTarget {
    * internal token lives 60 s) are valid for the whole run.
    */
   headers(): Promise<Record<string, string>>;
+  /**
+   * For targets whose every request must differ (a body, a signature, an id of its own): the
+   * absolute path of a compiled module whose `module.exports` is autocannon's
+   * `setupRequest(request, context)`, called in the load generator's worker thread before every
+   * request, and the `context` it gets (structured-cloned into the worker, so plain data only).
+   * Functions cannot cross into a worker thread, hence a module rather than a function.
+   */
+  perRequest?: { module: string; context: Record<string, unknown> };
 }
 
 export interface RunStats {
   rps: number;
   p50Ms: number;
   p99Ms: number;
+  /** 2xx answers. */
   requests: number;
+  /** Requests written to the server, including those still unanswered when the run stopped. */
+  sent: number;
   durationS: number;
 }
+
+/**
+ * What every answer of a run must be: `expectBody`, the verified body, or, for targets whose
+ * answers differ from request to request, `verifyBody`, the absolute path of a compiled module
+ * whose `module.exports` is a function of the body answering whether it is right.
+ */
+export type AnswerCheck = { connections: number } & ({ expectBody: string; verifyBody?: undefined } | { verifyBody: string; expectBody?: undefined });
 
 /**
  * One autocannon run. The load generator runs in a worker thread: edges and in-process servers
  * live in this process, and sharing their event loop with the client would slow those targets
  * but not the ones in a process of their own. Every answer must be 2xx and equal to
- * `expectBody`, the verified body: a 200 carrying GraphQL errors counts as a failure too.
+ * `expectBody`, the verified body (a 200 carrying GraphQL errors counts as a failure too), or
+ * pass `verifyBody`.
  */
-export async function load(target: LoadTarget, seconds: number, options: { connections: number; expectBody: string }): Promise<RunStats> {
+export async function load(target: LoadTarget, seconds: number, options: AnswerCheck): Promise<RunStats> {
+  // In worker mode autocannon takes a module path where its typings only allow a function.
+  const verifyBody = options.verifyBody as unknown as NonNullable<autocannon.Options['verifyBody']> | undefined;
   const result = await autocannon({
     url: target.url,
     method: target.method,
     headers: await target.headers(),
     ...(target.body ? { body: target.body } : {}),
+    ...(target.perRequest ? { requests: [{ setupRequest: target.perRequest.module }], initialContext: target.perRequest.context } : {}),
     connections: options.connections,
     duration: seconds,
     workers: 1,
-    expectBody: options.expectBody,
+    ...(verifyBody ? { verifyBody } : { expectBody: options.expectBody }),
     title: target.name,
   });
   const problems = [
     result.non2xx > 0 ? `${result.non2xx} non-2xx answers (${JSON.stringify(result.statusCodeStats ?? {})})` : '',
     result.errors > 0 ? `${result.errors} connection errors (${result.timeouts} timeouts)` : '',
-    result.mismatches > 0 ? `${result.mismatches} answers differ from the verified body` : '',
+    result.mismatches > 0 ? `${result.mismatches} answers ${options.verifyBody !== undefined ? `refused by ${options.verifyBody}` : 'differ from the verified body'}` : '',
     result['2xx'] === 0 ? 'no request completed' : '',
   ].filter(Boolean);
   if (problems.length > 0) throw new Error(`${target.name}: ${problems.join('; ')}`);
-  return { rps: result.requests.average, p50Ms: result.latency.p50, p99Ms: result.latency.p99, requests: result['2xx'], durationS: result.duration };
+  return { rps: result.requests.average, p50Ms: result.latency.p50, p99Ms: result.latency.p99, requests: result['2xx'], sent: result.requests.sent, durationS: result.duration };
 }
 
-/** A target ready to measure: how many connections load it and the body every answer must have. */
-export interface MeasuredTarget extends LoadTarget {
-  connections: number;
-  expectBody: string;
-}
+/** A target ready to measure: how many connections load it and what every answer must be. */
+export type MeasuredTarget = LoadTarget & AnswerCheck;
 
 export interface TargetSummary {
   name: string;
   medianRps: number;
   medianP99Ms: number;
   runs: RunStats[];
+  /** The thrown-away warm-up runs, in the same order: for benchmarks that count what they wrote. */
+  warmups: RunStats[];
 }
 
 /**
@@ -227,12 +248,13 @@ export interface TargetSummary {
 export async function measureRounds(targets: readonly MeasuredTarget[], seconds: number, rounds: number, warmupSeconds: number): Promise<TargetSummary[]> {
   const width = Math.max(...targets.map((t) => t.name.length));
   const runs = new Map<string, RunStats[]>(targets.map((t) => [t.name, []]));
+  const warmups = new Map<string, RunStats[]>(targets.map((t) => [t.name, []]));
   for (let round = 1; round <= rounds; round += 1) {
     const order = targets.map((_, i) => targets[(i + round - 1) % targets.length]!);
     for (const target of order) {
       const label = `round ${round}/${rounds} ${target.name.padEnd(width)}`;
       say(`${label} warm-up ${warmupSeconds} s`);
-      await load(target, warmupSeconds, target);
+      warmups.get(target.name)!.push(await load(target, warmupSeconds, target));
       say(`${label} measuring ${seconds} s`);
       const stats = await load(target, seconds, target);
       runs.get(target.name)!.push(stats);
@@ -241,7 +263,7 @@ export async function measureRounds(targets: readonly MeasuredTarget[], seconds:
   }
   return targets.map((t) => {
     const list = runs.get(t.name)!;
-    return { name: t.name, medianRps: median(list.map((r) => r.rps)), medianP99Ms: median(list.map((r) => r.p99Ms)), runs: list };
+    return { name: t.name, medianRps: median(list.map((r) => r.rps)), medianP99Ms: median(list.map((r) => r.p99Ms)), runs: list, warmups: warmups.get(t.name)! };
   });
 }
 

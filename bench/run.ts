@@ -14,6 +14,7 @@ export interface BenchmarkModule {
 const BENCHMARKS: Record<string, string> = {
   tickets: 'GET support tickets: REST facade through the edge vs the platform subgraph directly vs plain pg',
   auth: 'what authentication costs at the edge (session JWT, cached PAT, none) and argon2id password hashing throughput',
+  'cicd-webhooks': 'signed host_a push webhooks per second through the edge vs an authenticated GET on the same edge',
 };
 
 function usage(): string {

@@ -66,9 +66,9 @@ export class RunReportService {
     };
     moveRun(run, change);
     if (report.stages?.length) mergeStages(this.em, run, report.stages);
-    queueRunEvents(this.em, run, pipeline, RunStatus.queued);
+    const queued = queueRunEvents(this.em, run, pipeline, RunStatus.queued);
     await this.em.flush();
-    this.published(run);
+    this.published(run, queued);
     return run;
   }
 
@@ -81,15 +81,15 @@ export class RunReportService {
     const previous = run.status;
     moveRun(run, change);
     if (change.stages?.length) mergeStages(this.em, run, change.stages);
-    queueRunEvents(this.em, run, pipeline, previous);
+    const queued = queueRunEvents(this.em, run, pipeline, previous);
     await this.em.flush();
-    this.published(run);
+    this.published(run, queued);
     return run;
   }
 
-  /** After commit: relay the events now, and tell subscribers. */
-  private published(run: PipelineRun): void {
-    this.runtime.relay.nudge();
+  /** After commit: relay the events now (when there are any), and tell subscribers. */
+  private published(run: PipelineRun, queued: boolean): void {
+    if (queued) this.runtime.relay.nudge();
     this.runtime.pubSub.publish(RUN_UPDATED, { tenantId: run.tenantId, pipelineId: run.pipelineId, runId: run.id });
   }
 }

@@ -116,9 +116,10 @@ function envelope(type: string, tenantId: string, data: Record<string, unknown>)
  * on failure; `.deployed` when a run that deploys (its report named a cluster, or its pipeline
  * has `deploy_cluster_id`) finishes successfully; and the platform event
  * `pipeline.run_completed` for outbound webhooks on every finish, cancelled included.
+ * Returns whether anything was queued (a new queued run queues nothing).
  */
-export function queueRunEvents(em: EntityManager, run: PipelineRun, pipeline: Pipeline, previous: RunStatus): void {
-  if (run.status === previous) return;
+export function queueRunEvents(em: EntityManager, run: PipelineRun, pipeline: Pipeline, previous: RunStatus): boolean {
+  if (run.status === previous) return false;
   if (run.status === RunStatus.success) run.clusterId ??= pipeline.deployClusterId;
   const data = runEventData(run, pipeline);
   const cicd = (suffix: string) => {
@@ -133,4 +134,5 @@ export function queueRunEvents(em: EntityManager, run: PipelineRun, pipeline: Pi
     const event = envelope('pipeline.run_completed', run.tenantId, data);
     enqueue(em, EXCHANGES.platform, 'pipeline.run_completed', event.body, event.id);
   }
+  return true;
 }

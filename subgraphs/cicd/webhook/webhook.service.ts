@@ -130,15 +130,20 @@ export class WebhookService {
     if (typeof evidence === 'string') return { outcome: 'ignored', event, reason: evidence, runs: [] };
 
     const runs: WebhookReceipt['runs'] = [];
+    let queued = false;
     let duplicates = 0;
     let ignored = '';
     for (const pipeline of verified) {
       const result = await this.record(pipeline, request, event, evidence);
       if (result === 'duplicate') duplicates += 1;
       else if (typeof result === 'string') ignored = result;
-      else runs.push({ pipelineId: pipeline.id, runId: result.id, status: result.status });
+      else {
+        runs.push({ pipelineId: pipeline.id, runId: result.run.id, status: result.run.status });
+        queued ||= result.queued;
+      }
     }
-    if (runs.length > 0) this.runtime.relay.nudge();
+    // Wake the relay only when there is something to publish: a push queues no event.
+    if (queued) this.runtime.relay.nudge();
     if (runs.length === 0 && duplicates > 0) return { outcome: 'duplicate', event, reason: 'this delivery was already recorded', runs: [] };
     if (runs.length === 0) return { outcome: 'ignored', event, reason: ignored || 'nothing to record', runs: [] };
     return { outcome: 'recorded', event, reason: null, runs };
@@ -154,7 +159,7 @@ export class WebhookService {
     return !!request.token && constantTimeEqual(secret, request.token);
   }
 
-  private async record(pipeline: Pipeline, request: WebhookRequest, event: string, evidence: RunEvidence): Promise<PipelineRun | 'duplicate' | string> {
+  private async record(pipeline: Pipeline, request: WebhookRequest, event: string, evidence: RunEvidence): Promise<{ run: PipelineRun; queued: boolean } | 'duplicate' | string> {
     if (evidence.triggerType === TriggerEvent.push && !pipeline.triggerEvents.includes(TriggerEvent.push)) return 'the pipeline does not run on push';
     try {
       return await this.em.transactional(async (em) => {
@@ -163,6 +168,7 @@ export class WebhookService {
           ? null
           : await em.findOne(PipelineRun, { pipelineId: pipeline.id, commit: evidence.commit }, { filters: false, orderBy: { createdAt: 'desc' }, populate: ['stages'] });
         let run: PipelineRun;
+        let queued: boolean;
         if (!existing) {
           if (evidence.branch && evidence.branch !== pipeline.branch) return `branch ${evidence.branch} is not the pipeline's branch`;
           run = em.create(PipelineRun, {
@@ -175,7 +181,7 @@ export class WebhookService {
             message: evidence.message ?? '',
           });
           moveRun(run, { status: evidence.status, startedAt: evidence.startedAt ?? null, finishedAt: evidence.finishedAt ?? null });
-          queueRunEvents(em, run, pipeline, RunStatus.queued);
+          queued = queueRunEvents(em, run, pipeline, RunStatus.queued);
         } else {
           run = existing;
           const previous = run.status;
@@ -186,12 +192,12 @@ export class WebhookService {
           } catch (error) {
             if (!(error instanceof AppError) || error.definition !== ErrorCodes.invalidTransition) throw error;
           }
-          queueRunEvents(em, run, pipeline, previous);
+          queued = queueRunEvents(em, run, pipeline, previous);
         }
         if (evidence.stages?.length) mergeStages(em, run, evidence.stages);
         await em.flush();
         this.runtime.pubSub.publish(RUN_UPDATED, { tenantId: run.tenantId, pipelineId: run.pipelineId, runId: run.id });
-        return run;
+        return { run, queued };
       });
     } catch (error) {
       if (error instanceof UniqueConstraintViolationException) return 'duplicate';
