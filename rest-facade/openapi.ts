@@ -14,6 +14,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import { listErrorCodes } from '../kernel/errors.js';
+import { EVENT_TYPES, envelopeSchema } from '../kernel/event-catalogue.js';
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../kernel/pagination.js';
 import { toSnakeKey } from './casing.js';
 import { describeQueryType, type CompiledRoute } from './compileRoutes.js';
@@ -198,6 +199,24 @@ export function buildOpenApi(routes: readonly CompiledRoute[], schema: GraphQLSc
     paths[key] = { ...(paths[key] ?? {}), [route.method.toLowerCase()]: operation };
   }
   const { responses, codes } = errorComponents();
+  // Outbound webhook events (spec 6) are platform-api's: in the whole document and platform's.
+  const webhooks =
+    options.prefix === undefined || options.prefix === 'platform'
+      ? Object.fromEntries(
+          Object.entries(EVENT_TYPES).map(([type, event]) => [
+            type,
+            {
+              post: {
+                summary: `${type}: ${event.description}`,
+                description: 'Sent to subscribed HTTPS endpoints. Verify `Service-Signature` (`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`, 300 s tolerance) and acknowledge with any 2xx within 10 s; the event id is unique, deliveries may repeat.',
+                parameters: [{ name: 'Service-Signature', in: 'header', required: true, schema: { type: 'string' } }],
+                requestBody: { required: true, content: { 'application/json': { schema: envelopeSchema(type) } } },
+                responses: { '200': { description: 'Any 2xx acknowledges the delivery.' } },
+              },
+            },
+          ]),
+        )
+      : undefined;
   const title = options.prefix ? PREFIX_TITLES[options.prefix] : 'Cloud operations platform API';
   return {
     openapi: '3.1.0',
@@ -213,6 +232,7 @@ export function buildOpenApi(routes: readonly CompiledRoute[], schema: GraphQLSc
     tags: (options.prefix ? [options.prefix] : (Object.keys(PREFIX_TITLES) as Prefix[])).map((name) => ({ name, description: PREFIX_TITLES[name] })),
     security: [{ bearerAuth: [] }],
     paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => a.localeCompare(b))),
+    ...(webhooks ? { webhooks } : {}),
     components: {
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
       schemas: {

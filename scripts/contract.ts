@@ -44,6 +44,8 @@ export async function generateContract(): Promise<Record<string, string>> {
   for (const [name, sdl] of sdls) files[`schema/${name}.graphql`] = sdl;
   files['schema/supergraph.graphql'] = `${supergraphSdl.trim()}\n`;
   files['schema/openapi.json'] = `${JSON.stringify(openapi, null, 2)}\n`;
+  const { eventCatalogueDocument } = await import('../kernel/event-catalogue.js');
+  files['schema/events.json'] = `${JSON.stringify(eventCatalogueDocument(), null, 2)}\n`;
   return files;
 }
 

@@ -10,6 +10,7 @@ describe('generated contract files', () => {
     expect(Object.keys(files).sort()).toEqual([
       'schema/auth.graphql',
       'schema/cicd.graphql',
+      'schema/events.json',
       'schema/openapi.json',
       'schema/platform.graphql',
       'schema/supergraph.graphql',
@@ -28,6 +29,10 @@ describe('the OpenAPI document', () => {
     const result = await new Validator().validate(document);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
+    expect(Object.keys(document.webhooks)).toEqual(expect.arrayContaining(['incident.created', 'app.deployed', 'pipeline.run_completed', 'cloudspace.ready']));
+    expect(document.webhooks['incident.created'].post.requestBody.content['application/json'].schema.properties.data.required).toEqual(
+      ['incident_id', 'cluster_id', 'title', 'severity', 'status', 'category', 'namespace', 'affected_service', 'url'],
+    );
     const ids = Object.values(document.paths as Record<string, Record<string, { operationId: string }>>).flatMap((ops) => Object.values(ops).map((op) => op.operationId));
     expect(new Set(ids).size).toBe(ids.length);
   });
