@@ -501,6 +501,12 @@ export interface CicdConfig extends SubgraphConfig {
   rabbitmqUrl: string | undefined;
 }
 
+export interface PlatformConfig extends SubgraphConfig {
+  secretEncryptionKey: string;
+  publicUrl: string;
+  rabbitmqUrl: string | undefined;
+}
+
 export interface EdgeConfig extends BaseConfig {
   basePath: string;
   accessSecrets: { current: string; previous: string[] };
@@ -564,6 +570,17 @@ export function loadCicdConfig(env: Env = process.env): CicdConfig {
     secretEncryptionKey: parseWith(SECRET_ENCRYPTION_KEY, env, p, 'cicd'),
     publicUrl: parseWith(PUBLIC_URL, env, p, 'cicd'),
     rabbitmqUrl: parseWith(RABBITMQ_URL, env, p, 'cicd'),
+  };
+}
+
+export function loadPlatformConfig(env: Env = process.env): PlatformConfig {
+  const base = loadSubgraphConfig('platform', env);
+  const p = base.profile;
+  return {
+    ...base,
+    secretEncryptionKey: parseWith(SECRET_ENCRYPTION_KEY, env, p, 'platform'),
+    publicUrl: parseWith(PUBLIC_URL, env, p, 'platform'),
+    rabbitmqUrl: parseWith(RABBITMQ_URL, env, p, 'platform'),
   };
 }
 

@@ -187,7 +187,7 @@ export function buildOpenApi(routes: readonly CompiledRoute[], schema: GraphQLSc
       ...(route.auth === 'public' ? { security: [] } : {}),
       ...(parameters.length ? { parameters } : {}),
       ...(route.body
-        ? { requestBody: { required: true, content: { [bodyMedia]: { schema: inputSchema(route.variableTypes.get(route.body)!) } } } }
+        ? { requestBody: { required: isNonNullType(route.variableTypes.get(route.body)!), content: { [bodyMedia]: { schema: inputSchema(route.variableTypes.get(route.body)!) } } } }
         : {}),
       responses: {
         [status]: success,

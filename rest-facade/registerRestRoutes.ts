@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { getNamedType, isInputObjectType } from 'graphql';
+import { getNamedType, isInputObjectType, isNonNullType } from 'graphql';
 import { AppError, ErrorCodes, resolveErrorCode } from '../kernel/errors.js';
 import { sendError } from '../kernel/http.js';
 import { bearerToken, hasRole, hasScope, type Identity } from '../kernel/identity.js';
@@ -103,7 +103,11 @@ function variablesFor(route: CompiledRoute, request: FastifyRequest): Record<str
     const value = queryVariable(route, param, query[param.name]);
     if (value !== undefined) variables[param.variable] = value;
   }
-  if (route.body) variables[route.body] = bodyVariable(route, request);
+  if (route.body) {
+    // A body bound to an optional variable may be left out (e.g. rotate-secret's options).
+    const optional = !isNonNullType(route.variableTypes.get(route.body));
+    if (!(optional && (request.body === undefined || request.body === null))) variables[route.body] = bodyVariable(route, request);
+  }
   if (route.bearerVariable) variables[route.bearerVariable] = bearerToken(request.headers.authorization) ?? '';
   for (const [variable, names] of Object.entries(route.headerVariables ?? {})) {
     const value = names.map((n) => request.headers[n]).find((v): v is string => typeof v === 'string');
