@@ -115,7 +115,7 @@ export function registerHealthRoutes(app: FastifyInstance, service: string, chec
   const live = async () => ({ status: 'ok', service });
   app.get(`${prefix}/healthz`, live);
   app.get(`${prefix}/health`, live);
-  app.get(`${prefix}/readyz`, async (request: FastifyRequest, reply: FastifyReply) => {
+  app.get(`${prefix}/readyz`, async (_request: FastifyRequest, reply: FastifyReply) => {
     const results = await Promise.all(checks.map(async (c) => [c.name, await c.check().catch(() => false)] as const));
     const failing = results.filter(([, ok]) => !ok).map(([name]) => name);
     if (failing.length > 0) return sendError(reply, ErrorCodes.unavailable, `not ready: ${failing.join(', ')} unavailable`);

@@ -1,6 +1,5 @@
 import {
   Kind,
-  getNamedType,
   isEnumType,
   isInputObjectType,
   isListType,

@@ -1,6 +1,6 @@
 import * as oidc from 'openid-client';
 import { credentialKindOf } from '../../kernel/credentials.js';
-import { expectError, httpClient, type HttpResult as Result } from '../helpers/http.js';
+import { expectError, httpClient } from '../helpers/http.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
 const LOGIN_LIMIT = 5;
