@@ -3,7 +3,7 @@ import { Kind, parse, print, type ExecutionArgs, type ExecutionResult, type Grap
 import { createClient } from 'graphql-ws/client';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocket } from 'ws';
-import { webSocketServerAt } from '../kernel/graphql/subscriptions.js';
+import { webSocketServerAt } from '../kernel/http.js';
 import { AppError, ErrorCodes } from '../kernel/errors.js';
 import type { Identity } from '../kernel/identity.js';
 import type { Logger } from '../kernel/logger.js';

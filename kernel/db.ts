@@ -2,6 +2,8 @@ import { MikroORM, type EntityManager, type Options } from '@mikro-orm/postgresq
 import { Migrator } from '@mikro-orm/migrations';
 import type { MigrationObject } from '@mikro-orm/core';
 import pg from 'pg';
+import { UniqueConstraintViolationException, type EntityName, type FilterQuery } from '@mikro-orm/core';
+import { AppError, ErrorCodes, isUuid, notFound } from './errors.js';
 import type { Logger } from './logger.js';
 
 export type { EntityManager };
@@ -93,5 +95,33 @@ export async function pingDatabase(orm: MikroORM): Promise<boolean> {
     return true;
   } catch {
     return false;
+  }
+}
+
+/**
+ * A tenant-owned object by id, or `not_found`. Ids are UUIDs, so anything else is simply not
+ * found (and never reaches PostgreSQL as a malformed uuid); `where` adds conditions such as the
+ * owner, and the request's tenant filter applies as always.
+ */
+export async function findByIdOrNotFound<T extends object>(
+  em: EntityManager,
+  entity: EntityName<T>,
+  id: string,
+  what: string,
+  where: Record<string, unknown> = {},
+  options: { populate?: readonly string[]; filters?: false } = {},
+): Promise<T> {
+  const found = isUuid(id) ? await em.findOne(entity, { ...where, id } as FilterQuery<T>, options as never) : null;
+  if (!found) throw notFound(what);
+  return found as T;
+}
+
+/** Runs `work`; a unique-constraint violation becomes 409 `conflict` with `message`. */
+export async function conflictOnDuplicate<T>(work: Promise<T>, message: string): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (error instanceof UniqueConstraintViolationException) throw new AppError(ErrorCodes.conflict, message);
+    throw error;
   }
 }

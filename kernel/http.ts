@@ -1,5 +1,6 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
+import { WebSocketServer } from 'ws';
 import { AppError, ErrorCodes, resolveErrorCode, type ErrorCodeDefinition } from './errors.js';
 import type { Logger } from './logger.js';
 
@@ -121,4 +122,17 @@ export function registerHealthRoutes(app: FastifyInstance, service: string, chec
     if (failing.length > 0) return sendError(reply, ErrorCodes.unavailable, `not ready: ${failing.join(', ')} unavailable`);
     return { status: 'ok', service, checks: Object.fromEntries(results) };
   });
+}
+
+/** A WebSocket server for upgrades of `path` on the HTTP server; other upgrades are refused. */
+export function webSocketServerAt(app: FastifyInstance, path: string): WebSocketServer {
+  const wss = new WebSocketServer({ noServer: true });
+  app.server.on('upgrade', (request, socket, head) => {
+    if (request.url?.split('?')[0] !== path) {
+      socket.destroy();
+      return;
+    }
+    wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request));
+  });
+  return wss;
 }

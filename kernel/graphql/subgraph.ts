@@ -111,6 +111,16 @@ export function formatSubgraphError(logger: Logger) {
   };
 }
 
+/** One request's context: the service's own members, the caller, and an entity manager bound to their tenant. */
+export function subgraphContext(
+  base: { em: EntityManager; context: Record<string, unknown> },
+  identity: Identity | null,
+  requestId: string,
+  logger: Logger,
+): SubgraphContext {
+  return { ...base.context, identity, requestId, em: tenantEntityManager(base.em, identity), logger };
+}
+
 export interface SubgraphServerOptions {
   app: FastifyInstance;
   schema: GraphQLSchema;
@@ -157,7 +167,7 @@ export async function mountSubgraph(options: SubgraphServerOptions): Promise<Apo
         return reply.status(401).send({ errors: [{ message, extensions: { code: ErrorCodes.unauthenticated.code } }] });
       }
     }
-    const context: SubgraphContext = { ...options.context, identity, requestId: request.id, em: tenantEntityManager(options.em, identity), logger: request.log as Logger };
+    const context = subgraphContext(options, identity, request.id, request.log as Logger);
     return writeApolloResponse(reply, await executeApolloHttp(server, request, context));
   };
 

@@ -1,25 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
-import { WebSocketServer } from 'ws';
 import type { EntityManager } from '../db.js';
 import { bearerToken, verifyInternalToken, type Identity } from '../identity.js';
 import type { Logger } from '../logger.js';
-import { tenantEntityManager } from '../tenancy.js';
-import type { SubgraphContext } from './subgraph.js';
-
-/** A WebSocket server for upgrades of `path` on the HTTP server; other upgrades are refused. */
-export function webSocketServerAt(app: FastifyInstance, path: string): WebSocketServer {
-  const wss = new WebSocketServer({ noServer: true });
-  app.server.on('upgrade', (request, socket, head) => {
-    if (request.url?.split('?')[0] !== path) {
-      socket.destroy();
-      return;
-    }
-    wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request));
-  });
-  return wss;
-}
+import { webSocketServerAt } from '../http.js';
+import { subgraphContext } from './subgraph.js';
+import { randomUUID } from 'node:crypto';
 
 /**
  * graphql-ws on the subgraph's `/graphql`, for the subscriptions the edge passes through. The
@@ -49,10 +36,7 @@ export function mountSubgraphSubscriptions(options: {
           return false;
         }
       },
-      context: (ctx): SubgraphContext => {
-        const identity = identities.get(ctx) ?? null;
-        return { ...options.context, identity, requestId: `ws-${Date.now()}`, em: tenantEntityManager(options.em, identity), logger: options.logger } as SubgraphContext;
-      },
+      context: (ctx) => subgraphContext(options, identities.get(ctx) ?? null, `ws-${randomUUID()}`, options.logger),
     },
     wss,
   );

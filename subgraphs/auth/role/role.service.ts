@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { conflictOnDuplicate } from '../../../kernel/db.js';
 import { AppError, ErrorCodes, isUuid, notFound } from '../../../kernel/errors.js';
 import { hasRole, ROLES, SCOPES, type Identity, type Scope } from '../../../kernel/identity.js';
 import { Role } from './role.entity.js';
@@ -60,12 +60,7 @@ export class RoleService {
     if (!/^[a-z][a-z0-9_-]{1,49}$/.test(name)) throw new AppError(ErrorCodes.validationFailed, 'name must be 2 to 50 characters: lower-case letters, digits, dash or underscore');
     if ((BUILT_IN_ROLES as readonly string[]).includes(name)) throw new AppError(ErrorCodes.conflict, `"${name}" is a built-in role`);
     const role = this.em.create(Role, { tenantId, name, description: input.description?.trim() ?? '', permissions: checkPermissions(input.permissions, this.identity) });
-    try {
-      await this.em.flush();
-    } catch (error) {
-      if (error instanceof UniqueConstraintViolationException) throw new AppError(ErrorCodes.conflict, `a role named "${name}" already exists`);
-      throw error;
-    }
+    await conflictOnDuplicate(this.em.flush(), `a role named "${name}" already exists`);
     return role;
   }
 

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { findByIdOrNotFound } from '../../../kernel/db.js';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { AppError, ErrorCodes, isUuid, notFound } from '../../../kernel/errors.js';
+import { AppError, ErrorCodes } from '../../../kernel/errors.js';
 import { generateCredentialValue, hashCredential } from '../../../kernel/credentials.js';
 import { hasRole, ROLES, SCOPES, signAccessToken, type Identity, type Scope } from '../../../kernel/identity.js';
 import { pageNewestFirst } from '../../../kernel/pagination.js';
@@ -73,9 +74,7 @@ export class ServiceAccountService {
 
   async get(id: string): Promise<ServiceAccount> {
     this.admin();
-    const account = isUuid(id) ? await this.em.findOne(ServiceAccount, { id, disabledAt: null }) : null;
-    if (!account) throw notFound('service account');
-    return account;
+    return findByIdOrNotFound(this.em, ServiceAccount, id, 'service account', { disabledAt: null });
   }
 
   /** Disables the account: its secret, its keys and the tokens it holds stop working. */

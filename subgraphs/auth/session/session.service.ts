@@ -1,4 +1,4 @@
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { conflictOnDuplicate } from '../../../kernel/db.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
 import { AppError, ErrorCodes } from '../../../kernel/errors.js';
@@ -47,18 +47,16 @@ export class SessionService {
     checkPasswordPolicy(input.password, { email, username });
     const passwordHash = await hashPassword(input.password);
     const adminRole = await this.em.findOneOrFail(Role, { name: 'admin', tenantId: null });
-    try {
-      return await this.em.transactional(async (em) => {
+    return conflictOnDuplicate(
+      this.em.transactional(async (em) => {
         const tenant = em.create(Tenant, { name: input.tenantName?.trim() || `${username}'s organisation` });
         const user = em.create(User, { tenantId: tenant.id, email, username, passwordHash });
         user.roles.add(em.getReference(Role, adminRole.id));
         await em.flush();
         return { user, tenant };
-      });
-    } catch (error) {
-      if (error instanceof UniqueConstraintViolationException) throw new AppError(ErrorCodes.conflict, 'an account with this email or username already exists');
-      throw error;
-    }
+      }),
+      'an account with this email or username already exists',
+    );
   }
 
   async login(input: { identifier: string; password: string }): Promise<TokenPair> {

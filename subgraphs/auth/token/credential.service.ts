@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { AppError, ErrorCodes, isUuid, notFound } from '../../../kernel/errors.js';
+import { findByIdOrNotFound } from '../../../kernel/db.js';
+import { AppError, ErrorCodes } from '../../../kernel/errors.js';
 import { credentialKindOf, generateCredentialValue, hashCredential } from '../../../kernel/credentials.js';
 import { hasRole, ROLES, SCOPES, type Identity, type Scope } from '../../../kernel/identity.js';
 import { pageNewestFirst } from '../../../kernel/pagination.js';
@@ -85,8 +86,7 @@ export class CredentialService {
 
   /** An API key for a service account, made by an administrator of its tenant. */
   async createForServiceAccount(serviceAccountId: string, input: { name: string; expiresInDays?: number | null }): Promise<CreatedCredential> {
-    const account = isUuid(serviceAccountId) ? await this.em.findOne(ServiceAccount, { id: serviceAccountId }) : null;
-    if (!account || account.disabledAt) throw notFound('service account');
+    const account = await findByIdOrNotFound(this.em, ServiceAccount, serviceAccountId, 'service account', { disabledAt: null });
     const name = input.name.trim();
     if (name.length < 1 || name.length > 100) throw new AppError(ErrorCodes.validationFailed, 'name must be 1 to 100 characters');
     const expiresAt = expiry(input.expiresInDays, API_KEY_EXPIRY_DAYS, null);
@@ -107,8 +107,7 @@ export class CredentialService {
 
   async revoke(kind: CredentialKind, id: string): Promise<void> {
     const caller = this.user();
-    const credential = isUuid(id) ? await this.em.findOne(Credential, { id, kind, userId: caller.subject, revokedAt: null }) : null;
-    if (!credential) throw notFound(kind === CredentialKind.pat ? 'personal access token' : 'API key');
+    const credential = await findByIdOrNotFound(this.em, Credential, id, kind === CredentialKind.pat ? 'personal access token' : 'API key', { kind, userId: caller.subject, revokedAt: null });
     credential.revokedAt = new Date();
     recordRevocation(this.em, 'credential', credential.id);
     await this.em.flush();

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { AppError, ErrorCodes, isUuid, notFound } from '../../../kernel/errors.js';
+import { conflictOnDuplicate, findByIdOrNotFound } from '../../../kernel/db.js';
+import { AppError, ErrorCodes } from '../../../kernel/errors.js';
 import type { Identity } from '../../../kernel/identity.js';
 import { pageNewestFirst } from '../../../kernel/pagination.js';
 import type { Page } from '../../../kernel/graphql/page.js';
@@ -24,9 +24,7 @@ export class UserService {
   }
 
   async get(id: string): Promise<User> {
-    const user = isUuid(id) ? await this.em.findOne(User, { id }, { populate: ['roles'] }) : null;
-    if (!user) throw notFound('user');
-    return user;
+    return findByIdOrNotFound(this.em, User, id, 'user', {}, { populate: ['roles'] });
   }
 
   async create(input: { email: string; username: string; password: string; roles?: string[] | null }): Promise<User> {
@@ -38,12 +36,7 @@ export class UserService {
     const roles = await new RoleService(this.em, this.identity).assignable(input.roles?.length ? input.roles : ['viewer']);
     const user = this.em.create(User, { tenantId: this.identity.tenantId, email, username, passwordHash: await hashPassword(input.password) });
     user.roles.set(roles);
-    try {
-      await this.em.flush();
-    } catch (error) {
-      if (error instanceof UniqueConstraintViolationException) throw new AppError(ErrorCodes.conflict, 'an account with this email or username already exists');
-      throw error;
-    }
+    await conflictOnDuplicate(this.em.flush(), 'an account with this email or username already exists');
     return user;
   }
 
@@ -72,12 +65,7 @@ export class UserService {
     }
     user.updatedAt = new Date();
     if (endSessions) await this.endSessions(user);
-    try {
-      await this.em.flush();
-    } catch (error) {
-      if (error instanceof UniqueConstraintViolationException) throw new AppError(ErrorCodes.conflict, 'this username is taken');
-      throw error;
-    }
+    await conflictOnDuplicate(this.em.flush(), 'this username is taken');
     return user;
   }
 

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { findByIdOrNotFound } from '../../../kernel/db.js';
 import { randomBytes } from 'node:crypto';
-import { AppError, ErrorCodes, isUuid, notFound } from '../../../kernel/errors.js';
+import { AppError, ErrorCodes, notFound } from '../../../kernel/errors.js';
 import { generateCredentialValue, hashCredential } from '../../../kernel/credentials.js';
 import type { Identity } from '../../../kernel/identity.js';
 import { pageNewestFirst, type PageOfRows } from '../../../kernel/pagination.js';
@@ -68,9 +69,7 @@ export class PipelineService {
   }
 
   async get(id: string): Promise<Pipeline> {
-    const pipeline = isUuid(id) ? await this.em.findOne(Pipeline, { id }) : null;
-    if (!pipeline) throw notFound('pipeline');
-    return pipeline;
+    return findByIdOrNotFound(this.em, Pipeline, id, 'pipeline');
   }
 
   async create(input: PipelineFields & { name: string; repository: string; provider: PipelineProvider }): Promise<PipelineSecrets> {

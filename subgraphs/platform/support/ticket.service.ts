@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { AppError, ErrorCodes, isUuid, notFound } from '../../../kernel/errors.js';
+import { findByIdOrNotFound } from '../../../kernel/db.js';
+import { AppError, ErrorCodes } from '../../../kernel/errors.js';
 import type { Identity } from '../../../kernel/identity.js';
 import { pageNewestFirst } from '../../../kernel/pagination.js';
 import { NO_TENANT, TENANT_FILTER } from '../../../kernel/tenancy.js';
@@ -33,9 +34,7 @@ export class SupportTicketService {
   }
 
   async get(id: string): Promise<SupportTicket> {
-    const ticket = isUuid(id) ? await this.em.findOne(SupportTicket, { id }) : null;
-    if (!ticket) throw notFound('support ticket');
-    return ticket;
+    return findByIdOrNotFound(this.em, SupportTicket, id, 'support ticket');
   }
 
   async create(input: CreateSupportTicketInput): Promise<SupportTicket> {

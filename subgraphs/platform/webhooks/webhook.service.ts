@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { findByIdOrNotFound } from '../../../kernel/db.js';
 import { randomBytes } from 'node:crypto';
-import { AppError, ErrorCodes, isUuid, notFound } from '../../../kernel/errors.js';
+import { AppError, ErrorCodes } from '../../../kernel/errors.js';
 import { EVENT_TYPE_NAMES } from '../../../kernel/event-catalogue.js';
 import type { Identity } from '../../../kernel/identity.js';
 import { pageNewestFirst, type PageOfRows } from '../../../kernel/pagination.js';
@@ -68,9 +69,7 @@ export class WebhookSubscriptionService {
   }
 
   async get(id: string): Promise<WebhookSubscription> {
-    const subscription = isUuid(id) ? await this.em.findOne(WebhookSubscription, { id }) : null;
-    if (!subscription) throw notFound('webhook subscription');
-    return subscription;
+    return findByIdOrNotFound(this.em, WebhookSubscription, id, 'webhook subscription');
   }
 
   async create(input: SubscriptionFields & { url: string }): Promise<SubscriptionWithSecret> {
