@@ -1,5 +1,5 @@
 import amqp, { type ChannelModel, type ConfirmChannel, type ConsumeMessage } from 'amqplib';
-import { EventEmitter } from 'node:events';
+import type { ChildProcess } from 'node:child_process';
 import type { Logger } from './logger.js';
 
 /** Topic exchanges of ARCHITECTURE.md: routing key = event type. */
@@ -42,31 +42,74 @@ export function topicMatches(pattern: string, key: string): boolean {
   return match(0, 0);
 }
 
+/** The message a child process sends its launcher, and receives from it, to share events. */
+interface IpcBusEnvelope {
+  type: 'bus';
+  message: BusMessage;
+}
+
+const isIpcBusEnvelope = (value: unknown): value is IpcBusEnvelope =>
+  typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'bus' && typeof (value as { message?: unknown }).message === 'object';
+
+/**
+ * Without a broker, the services of the local profile (one process each, forked by the launcher)
+ * share events through the launcher: `LAUNCHER_BUS=ipc` in a child's environment makes its
+ * in-process bus send every published message to the launcher, which passes it to the other
+ * children ({@link relayBusBetween}). Not durable: a message published while its consumer is down
+ * is lost, which is why production uses RabbitMQ.
+ */
+function ipcLink(): { send(message: BusMessage): Promise<void>; onMessage(deliver: (message: BusMessage) => void): () => void } | undefined {
+  if (process.env.LAUNCHER_BUS !== 'ipc' || !process.send) return undefined;
+  return {
+    send: (message) =>
+      new Promise<void>((resolve, reject) => {
+        process.send!({ type: 'bus', message } satisfies IpcBusEnvelope, undefined, {}, (error) => (error ? reject(error) : resolve()));
+      }),
+    onMessage(deliver) {
+      const listener = (value: unknown) => isIpcBusEnvelope(value) && deliver(value.message);
+      process.on('message', listener);
+      return () => process.off('message', listener);
+    },
+  };
+}
+
+/** The launcher's side of the local bus: what one child publishes reaches every other child. */
+export function relayBusBetween(children: () => Iterable<ChildProcess>): (from: ChildProcess, value: unknown) => void {
+  return (from, value) => {
+    if (!isIpcBusEnvelope(value)) return;
+    for (const child of children()) if (child !== from && child.connected) child.send(value);
+  };
+}
+
 export function createInProcessBus(logger: Logger): EventBus {
-  const emitter = new EventEmitter();
-  emitter.setMaxListeners(0);
   const queues = new Map<string, { exchange: string; patterns: string[]; handler: BusHandler }>();
+  const deliverLocally = (message: BusMessage) => {
+    for (const [name, queue] of queues) {
+      if (queue.exchange !== message.exchange || !queue.patterns.some((p) => topicMatches(p, message.routingKey))) continue;
+      // Delivered asynchronously, and retried like a broker would redeliver.
+      const deliver = (attempt: number) => {
+        queue.handler(message).catch((error: unknown) => {
+          logger.warn({ err: error, queue: name, routingKey: message.routingKey, attempt }, 'in-process consumer failed; retrying');
+          if (attempt < 10) setTimeout(() => deliver(attempt + 1), Math.min(30_000, 100 * 2 ** attempt)).unref();
+        });
+      };
+      setImmediate(() => deliver(1));
+    }
+  };
+  const link = ipcLink();
+  const unlink = link?.onMessage(deliverLocally);
   return {
     kind: 'in-process',
     async publish(message) {
-      for (const [name, queue] of queues) {
-        if (queue.exchange !== message.exchange || !queue.patterns.some((p) => topicMatches(p, message.routingKey))) continue;
-        // Delivered asynchronously, and retried like a broker would redeliver.
-        const deliver = (attempt: number) => {
-          queue.handler(message).catch((error: unknown) => {
-            logger.warn({ err: error, queue: name, routingKey: message.routingKey, attempt }, 'in-process consumer failed; retrying');
-            if (attempt < 10) setTimeout(() => deliver(attempt + 1), Math.min(30_000, 100 * 2 ** attempt)).unref();
-          });
-        };
-        setImmediate(() => deliver(1));
-      }
-      emitter.emit('published', message);
+      deliverLocally(message);
+      await link?.send(message);
     },
     async subscribe(queue, exchange, patterns, handler) {
       queues.set(queue, { exchange, patterns, handler });
     },
     async close() {
       queues.clear();
+      unlink?.();
     },
   };
 }
@@ -99,42 +142,67 @@ export function createRabbitBus(url: string, logger: Logger): EventBus {
         return;
       }
       const message: BusMessage = { exchange: raw.fields.exchange, routingKey: raw.fields.routingKey, messageId: String(raw.properties.messageId ?? ''), body };
+      // On a channel that closed meanwhile, ack and nack throw; the broker redelivers the
+      // message on the next connection anyway, and consumers are idempotent.
+      const settle = (action: () => void) => {
+        try {
+          action();
+        } catch (error) {
+          logger.debug({ err: error, queue: consumer.queue }, 'channel closed before the message was settled; the broker redelivers it');
+        }
+      };
       consumer.handler(message).then(
-        () => ch.ack(raw),
+        () => settle(() => ch.ack(raw)),
         (error: unknown) => {
           logger.warn({ err: error, queue: consumer.queue, routingKey: message.routingKey }, 'consumer failed; message requeued');
-          setTimeout(() => ch.nack(raw, false, true), 1000).unref();
+          setTimeout(() => settle(() => ch.nack(raw, false, true)), 1000).unref();
         },
       );
     });
   };
 
+  /**
+   * One connection loop at a time: a connection that drops starts it again (through `ready`), a
+   * connection that opens but cannot re-attach the consumers is closed and retried (never kept
+   * half set up), and nothing opened after `close()` survives it.
+   */
   const connect = async (): Promise<ConfirmChannel> => {
     for (let attempt = 0; ; attempt += 1) {
       if (closed) throw new Error('bus is closed');
+      let m: ChannelModel | undefined;
       try {
-        const m = await amqp.connect(url);
-        const ch = await m.createConfirmChannel();
-        await ch.prefetch(64);
-        m.on('error', (error: Error) => logger.warn({ err: error }, 'RabbitMQ connection error'));
-        m.on('close', () => {
-          if (closed) return;
-          logger.warn('RabbitMQ connection closed; reconnecting');
+        const current = await amqp.connect(url);
+        m = current;
+        current.on('error', (error: Error) => logger.warn({ err: error }, 'RabbitMQ connection error'));
+        current.on('close', () => {
+          if (model !== current) return;
           model = undefined;
           channel = undefined;
-          asserted.clear();
-          connecting = connect().catch(() => undefined as never);
+          if (closed) return;
+          logger.warn('RabbitMQ connection closed; reconnecting');
+          ready().catch(() => undefined);
         });
+        const ch = await current.createConfirmChannel();
+        // A channel-level error closes only the channel: drop the connection too, so the loop
+        // above builds both again.
+        ch.on('error', (error: Error) => logger.warn({ err: error }, 'RabbitMQ channel error'));
+        ch.on('close', () => {
+          if (channel === ch && !closed) current.close().catch(() => undefined);
+        });
+        await ch.prefetch(64);
         asserted.clear();
         for (const consumer of consumers) await attach(ch, consumer);
-        model = m;
+        if (closed) throw new Error('bus is closed');
+        model = current;
         channel = ch;
         if (attempt > 0) logger.info({ attempt }, 'RabbitMQ reconnected');
         return ch;
       } catch (error) {
-        const delay = Math.min(30_000, 250 * 2 ** attempt);
+        await m?.close().catch(() => undefined);
+        if (closed) throw error;
+        const delay = Math.min(5_000, 250 * 2 ** attempt);
         logger.warn({ err: error, retryInMs: delay }, 'RabbitMQ not reachable');
-        await new Promise((resolve) => setTimeout(resolve, delay));
+        await new Promise((resolve) => setTimeout(resolve, delay).unref());
       }
     }
   };

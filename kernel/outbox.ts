@@ -3,6 +3,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
 import type { EventBus } from './bus.js';
 import type { Logger } from './logger.js';
+import { startPassLoop } from './loop.js';
 
 /**
  * The transactional outbox: a service writes the event in the same transaction as the change it
@@ -67,13 +68,17 @@ export interface OutboxRelay {
  * of replicas can relay at once without publishing a row twice in parallel), publishes each
  * with confirms, and marks it published; a failed publish is retried with exponential backoff.
  */
-export function startOutboxRelay(options: { orm: MikroORM; schema: string; bus: EventBus; logger: Logger; intervalMs?: number }): OutboxRelay {
+export function startOutboxRelay(options: {
+  orm: MikroORM;
+  schema: string;
+  bus: Pick<EventBus, 'publish'>;
+  logger: Logger;
+  intervalMs?: number;
+  /** Only rows of these exchanges (several relays can share one outbox, each with its own destination). */
+  exchanges?: readonly string[];
+}): OutboxRelay {
   const { orm, schema, bus, logger } = options;
   const knex = orm.em.getConnection().getKnex();
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let again = false;
-  let stopped = false;
 
   const batch = async (): Promise<number> =>
     knex.transaction(async (trx) => {
@@ -82,6 +87,9 @@ export function startOutboxRelay(options: { orm: MikroORM; schema: string; bus: 
         .from(`${schema}.outbox_message`)
         .whereNull('published_at')
         .andWhere('next_attempt_at', '<=', new Date())
+        .modify((q) => {
+          if (options.exchanges) void q.whereIn('exchange', options.exchanges as string[]);
+        })
         .orderBy('created_at')
         .limit(100)
         .forUpdate()
@@ -103,37 +111,14 @@ export function startOutboxRelay(options: { orm: MikroORM; schema: string; bus: 
       return rows.length;
     });
 
-  const drain = async () => {
-    do {
-      again = false;
-      try {
-        while (!stopped && (await batch()) === 100);
-      } catch (error) {
-        if (!stopped) logger.warn({ err: error }, 'outbox relay pass failed');
-      }
-    } while (again && !stopped);
-  };
-
-  const tick = () => {
-    if (stopped) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    running = drain().finally(() => {
-      running = undefined;
-    });
-  };
-
-  timer = setInterval(tick, options.intervalMs ?? 500);
-  timer.unref();
-  tick();
-  return {
-    nudge: tick,
-    async stop() {
-      stopped = true;
-      if (timer) clearInterval(timer);
-      await running;
+  const loop = startPassLoop({
+    name: 'outbox relay',
+    pass: async () => {
+      while (!loop.stopped && (await batch()) === 100);
     },
-  };
+    intervalMs: options.intervalMs ?? 500,
+    logger,
+    runNow: true,
+  });
+  return { nudge: loop.nudge, stop: loop.stop };
 }

@@ -87,7 +87,8 @@ export function createRedisLimiter(options: WindowOptions & { scope: string; red
         options.limit,
         randomUUID(),
       )) as [number, number, number];
-      return { allowed: allowed === 1, count, retryAfterSecs: allowed === 1 ? 0 : Math.max(1, Math.ceil(retryMs / 1000)) };
+      // Callers' clocks differ by a few milliseconds, so the oldest hit can be a little ahead of `now`: never more than the window.
+      return { allowed: allowed === 1, count, retryAfterSecs: allowed === 1 ? 0 : Math.min(options.windowSecs, Math.max(1, Math.ceil(retryMs / 1000))) };
     },
     async close() {
       await redis.quit().catch(() => undefined);
