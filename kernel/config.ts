@@ -470,6 +470,163 @@ const RABBITMQ_URL = variable<string | undefined>({
   parse: (raw) => (raw?.trim() ? url('RABBITMQ_URL', raw.trim(), ['amqp:', 'amqps:']) : undefined),
 });
 
+const RABBITMQ_QUEUE_PREFIX = variable<string>({
+  name: 'RABBITMQ_QUEUE_PREFIX',
+  description: 'Prefix of this deployment\'s durable queue names, so several deployments (or test runs) can share one broker.',
+  shownDefault: 'none',
+  services: ['platform'],
+  parse(raw) {
+    const v = raw?.trim() ?? '';
+    if (!/^[A-Za-z0-9._:-]{0,64}$/.test(v)) throw new ConfigError('RABBITMQ_QUEUE_PREFIX', 'must be up to 64 letters, digits, ".", "_", ":" or "-"');
+    return v;
+  },
+});
+
+const WEBHOOK_ALLOW_PRIVATE_NETWORKS = variable<boolean>({
+  name: 'WEBHOOK_ALLOW_PRIVATE_NETWORKS',
+  description: 'Lets outbound webhooks reach loopback, private and link-local addresses (refused at send time otherwise, against SSRF). Only the `local` and `test` profiles may set it.',
+  shownDefault: '`false` (`true` in the local profile)',
+  services: ['platform'],
+  parse(raw, { profile }) {
+    const value = boolean('WEBHOOK_ALLOW_PRIVATE_NETWORKS', raw, profile === 'local');
+    if (value && profile === 'production') throw new ConfigError('WEBHOOK_ALLOW_PRIVATE_NETWORKS', 'cannot be true in the production profile');
+    return value;
+  },
+});
+
+const WEBHOOK_CA_FILE = variable<string | undefined>({
+  name: 'WEBHOOK_CA_FILE',
+  description: 'PEM file of extra certificate authorities trusted for webhook receivers, besides the system ones (test receivers, private PKI).',
+  shownDefault: 'none',
+  services: ['platform'],
+  parse: (raw) => raw?.trim() || undefined,
+});
+
+const WEBHOOK_CONCURRENCY = variable<number>({
+  name: 'WEBHOOK_CONCURRENCY',
+  description: 'Deliveries one platform replica sends at once.',
+  shownDefault: '`64`',
+  services: ['platform'],
+  parse: (raw) => integer('WEBHOOK_CONCURRENCY', raw, 64, 1, 1024),
+});
+
+const APPS_BASE_DOMAIN = variable<string>({
+  name: 'APPS_BASE_DOMAIN',
+  description: 'Parent domain of app addresses: `<app>-<cloudspace>.{APPS_BASE_DOMAIN}` (`{apps_base_domain}` of the spec).',
+  shownDefault: '`apps.localtest.me` (local and test only)',
+  services: ['platform'],
+  parse(raw, { profile }) {
+    const v = raw?.trim().toLowerCase().replace(/\.$/, '');
+    if (!v) {
+      if (profile === 'production') throw new ConfigError('APPS_BASE_DOMAIN', 'is required in the production profile');
+      return 'apps.localtest.me';
+    }
+    if (!/^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/.test(v) || v.length > 190) throw new ConfigError('APPS_BASE_DOMAIN', `must be a domain name, got "${v}"`);
+    return v;
+  },
+});
+
+const FLUX_GIT_URL = variable<string | undefined>({
+  name: 'FLUX_GIT_URL',
+  description: 'Fleet repository the app controller commits rendered manifests to (any URL git can push to; credentials through the usual git means). The local profile makes a bare repository in `DATA_DIR`.',
+  shownDefault: 'local bare repo (local)',
+  services: ['platform'],
+  parse: (raw) => raw?.trim() || undefined,
+});
+
+const FLUX_GIT_BRANCH = variable<string>({
+  name: 'FLUX_GIT_BRANCH',
+  description: 'Branch of the fleet repository.',
+  shownDefault: '`main`',
+  services: ['platform'],
+  parse(raw) {
+    const v = raw?.trim() || 'main';
+    if (!/^[A-Za-z0-9._/-]{1,100}$/.test(v) || v.includes('..')) throw new ConfigError('FLUX_GIT_BRANCH', `is not a valid branch name: "${v}"`);
+    return v;
+  },
+});
+
+const FLUX_GIT_WORKDIR = variable<string | undefined>({
+  name: 'FLUX_GIT_WORKDIR',
+  description: 'Where the platform keeps its working copy of the fleet repository.',
+  shownDefault: 'a temporary directory',
+  services: ['platform'],
+  parse: (raw) => raw?.trim() || undefined,
+});
+
+const APPS_INGRESS_ADDRESS = variable<string | undefined>({
+  name: 'APPS_INGRESS_ADDRESS',
+  description: 'host:port the reachability check connects to instead of resolving app addresses (the local profile\'s ingress); unset: DNS, port 443.',
+  shownDefault: 'none',
+  services: ['platform'],
+  parse(raw) {
+    const v = raw?.trim();
+    if (!v) return undefined;
+    if (!/^[A-Za-z0-9.-]+:\d{1,5}$/.test(v)) throw new ConfigError('APPS_INGRESS_ADDRESS', `must be host:port, got "${v}"`);
+    return v;
+  },
+});
+
+const APPS_INGRESS_CA_FILE = variable<string | undefined>({
+  name: 'APPS_INGRESS_CA_FILE',
+  description: 'PEM file of extra CAs the reachability check trusts for app addresses (the local ingress\'s CA).',
+  shownDefault: 'none',
+  services: ['platform'],
+  parse: (raw) => raw?.trim() || undefined,
+});
+
+const KUBE_SIM_PORT = variable<number>({
+  name: 'KUBE_SIM_PORT',
+  description: 'Port of kube-sim, the local Kubernetes API double the local profile starts when KUBECONFIG is not set (a free one if taken).',
+  shownDefault: '`8001`',
+  services: ['launcher'],
+  parse: (raw) => integer('KUBE_SIM_PORT', raw, 8001, 0, 65535),
+});
+
+const LOCAL_INGRESS_PORT = variable<number>({
+  name: 'LOCAL_INGRESS_PORT',
+  description: 'Port of the local profile\'s HTTPS ingress for app addresses (a free one if taken).',
+  shownDefault: '`8443`',
+  services: ['launcher'],
+  parse: (raw) => integer('LOCAL_INGRESS_PORT', raw, 8443, 0, 65535),
+});
+
+const REGISTER_MANAGEMENT_CLUSTER = variable<boolean>({
+  name: 'REGISTER_MANAGEMENT_CLUSTER',
+  description: 'Register the management cluster at start when it is not yet (as POST /clusters/register-self would), so CloudSpaces can be created at once.',
+  shownDefault: '`true` in the local profile, `false` otherwise',
+  services: ['platform'],
+  parse: (raw, { profile }) => boolean('REGISTER_MANAGEMENT_CLUSTER', raw, profile === 'local'),
+});
+
+const KUBECONFIG = variable<string | undefined>({
+  name: 'KUBECONFIG',
+  description: 'Kubeconfig file of the management (host) cluster. Unset: the in-cluster service account when running in a pod; otherwise Kubernetes features answer 503. The local profile points it at kube-sim.',
+  shownDefault: 'in-cluster, or kube-sim (local)',
+  services: ['platform'],
+  parse: (raw) => raw?.trim() || undefined,
+});
+
+const CLUSTER_API_NAMESPACE = variable<string>({
+  name: 'CLUSTER_API_NAMESPACE',
+  description: 'Namespace of the management cluster where clusters created through Cluster API are declared.',
+  shownDefault: '`cloudops-clusters`',
+  services: ['platform'],
+  parse(raw) {
+    const v = raw?.trim() || 'cloudops-clusters';
+    if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(v)) throw new ConfigError('CLUSTER_API_NAMESPACE', `must be a DNS label, got "${v}"`);
+    return v;
+  },
+});
+
+const WORKFLOW_MANAGER_URL = variable<string | undefined>({
+  name: 'WORKFLOW_MANAGER_URL',
+  description: 'Base URL of workflow-manager, told at once when a cluster is registered, connected or removed (retried through the outbox while it is down). Unset: skipped, with a log line.',
+  shownDefault: 'none',
+  services: ['platform'],
+  parse: (raw) => (raw?.trim() ? url('WORKFLOW_MANAGER_URL', raw.trim().replace(/\/+$/, ''), ['http:', 'https:']) : undefined),
+});
+
 export interface BaseConfig {
   service: ServiceName;
   profile: Profile;
@@ -505,6 +662,13 @@ export interface PlatformConfig extends SubgraphConfig {
   secretEncryptionKey: string;
   publicUrl: string;
   rabbitmqUrl: string | undefined;
+  queuePrefix: string;
+  kubeconfig: string | undefined;
+  registerManagementCluster: boolean;
+  apps: { baseDomain: string; gitUrl: string | undefined; gitBranch: string; gitWorkdir: string | undefined; ingressAddress: string | undefined; ingressCaFile: string | undefined };
+  clusterApiNamespace: string;
+  workflowManagerUrl: string | undefined;
+  webhooks: { allowPrivateNetworks: boolean; caFile: string | undefined; concurrency: number };
 }
 
 export interface EdgeConfig extends BaseConfig {
@@ -581,6 +745,24 @@ export function loadPlatformConfig(env: Env = process.env): PlatformConfig {
     secretEncryptionKey: parseWith(SECRET_ENCRYPTION_KEY, env, p, 'platform'),
     publicUrl: parseWith(PUBLIC_URL, env, p, 'platform'),
     rabbitmqUrl: parseWith(RABBITMQ_URL, env, p, 'platform'),
+    queuePrefix: parseWith(RABBITMQ_QUEUE_PREFIX, env, p, 'platform'),
+    kubeconfig: parseWith(KUBECONFIG, env, p, 'platform'),
+    registerManagementCluster: parseWith(REGISTER_MANAGEMENT_CLUSTER, env, p, 'platform'),
+    apps: {
+      baseDomain: parseWith(APPS_BASE_DOMAIN, env, p, 'platform'),
+      gitUrl: parseWith(FLUX_GIT_URL, env, p, 'platform'),
+      gitBranch: parseWith(FLUX_GIT_BRANCH, env, p, 'platform'),
+      gitWorkdir: parseWith(FLUX_GIT_WORKDIR, env, p, 'platform'),
+      ingressAddress: parseWith(APPS_INGRESS_ADDRESS, env, p, 'platform'),
+      ingressCaFile: parseWith(APPS_INGRESS_CA_FILE, env, p, 'platform'),
+    },
+    clusterApiNamespace: parseWith(CLUSTER_API_NAMESPACE, env, p, 'platform'),
+    workflowManagerUrl: parseWith(WORKFLOW_MANAGER_URL, env, p, 'platform'),
+    webhooks: {
+      allowPrivateNetworks: parseWith(WEBHOOK_ALLOW_PRIVATE_NETWORKS, env, p, 'platform'),
+      caFile: parseWith(WEBHOOK_CA_FILE, env, p, 'platform'),
+      concurrency: parseWith(WEBHOOK_CONCURRENCY, env, p, 'platform'),
+    },
   };
 }
 
@@ -617,6 +799,8 @@ export function loadEdgeConfig(env: Env = process.env): EdgeConfig {
 export interface LauncherConfig {
   dataDir: string;
   embeddedPostgresPort: number;
+  kubeSimPort: number;
+  ingressPort: number;
   ports: Record<Exclude<ServiceName, 'edge'>, number>;
 }
 
@@ -626,6 +810,8 @@ export function loadLauncherConfig(env: Env = process.env): LauncherConfig {
   return {
     dataDir: at(DATA_DIR),
     embeddedPostgresPort: at(EMBEDDED_POSTGRES_PORT),
+    kubeSimPort: at(KUBE_SIM_PORT),
+    ingressPort: at(LOCAL_INGRESS_PORT),
     ports: { auth: at(AUTH_PORT), cicd: at(CICD_PORT), platform: at(PLATFORM_PORT) },
   };
 }

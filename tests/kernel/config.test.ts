@@ -75,7 +75,7 @@ describe('configuration', () => {
   });
 
   it('validates the local launcher settings', () => {
-    expect(loadLauncherConfig({})).toEqual({ dataDir: '.data', embeddedPostgresPort: 54329, ports: { auth: 8081, cicd: 8087, platform: 8090 } });
+    expect(loadLauncherConfig({})).toEqual({ dataDir: '.data', embeddedPostgresPort: 54329, kubeSimPort: 8001, ingressPort: 8443, ports: { auth: 8081, cicd: 8087, platform: 8090 } });
     expect(() => loadLauncherConfig({ PLATFORM_PORT: 'x' })).toThrow(/PLATFORM_PORT must be an integer/);
   });
 });
