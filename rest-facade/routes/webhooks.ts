@@ -2,6 +2,8 @@ import type { RestRoute } from './route.js';
 
 const FIELDS = /* GraphQL */ `id tenantId url events clusterIds cloudspaceIds description enabled previousSecretExpiresAt createdAt updatedAt`;
 
+const DELIVERY_FIELDS = /* GraphQL */ `id subscriptionId eventId eventType status attemptCount nextAttemptAt occurredAt createdAt lastAttemptAt lastStatusCode event attempts { number attemptedAt durationMs statusCode responseExcerpt error succeeded }`;
+
 const route = (r: Omit<RestRoute, 'prefix'>): RestRoute => ({ prefix: 'platform', ...r });
 
 /** Outbound webhook subscriptions (spec 4.6), under `{base}/platform`. */
@@ -59,5 +61,25 @@ export const webhookRoutes: RestRoute[] = [
     body: 'input',
     noStore: true,
     operation: /* GraphQL */ `mutation RotateWebhookSecret($id: ID!, $input: RotateWebhookSecretInput) { rotateWebhookSecret(id: $id, input: $input) { secret subscription { ${FIELDS} } } }`,
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v1/webhooks/{id}/deliveries',
+    summary: 'Deliveries of a subscription, with their attempts',
+    description:
+      'Newest first; `status` filters (`pending`, `succeeded`, `failed`). Each delivery carries the event it sent and every attempt: time, status code, duration, the first 1 KiB of the answer and the error. Failed attempts are retried at 1 min, 5 min, 30 min, 2 h, 5 h, 10 h, 16 h and 23 h 45 min after the event; then the delivery is failed.',
+    scope: 'read',
+    paginated: true,
+    query: ['status'],
+    operation: /* GraphQL */ `query WebhookDeliveries($id: ID!, $status: WebhookDeliveryStatus, $limit: Int, $cursor: String) { webhookDeliveries(subscriptionId: $id, status: $status, limit: $limit, cursor: $cursor) { data { ${DELIVERY_FIELDS} } nextCursor total } }`,
+  }),
+  route({
+    method: 'POST',
+    path: '/api/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver',
+    summary: 'Send a delivery again',
+    description: 'Queues an attempt now, with the same event id and body. Answers 202 with the delivery; its attempts show the outcome.',
+    scope: 'deploy',
+    status: 202,
+    operation: /* GraphQL */ `mutation RedeliverWebhookDelivery($id: ID!, $deliveryId: ID!) { redeliverWebhookDelivery(subscriptionId: $id, deliveryId: $deliveryId) { ${DELIVERY_FIELDS} } }`,
   }),
 ];

@@ -1,3 +1,4 @@
+import { lookup as lookupCallback, type LookupAddress, type LookupOptions } from 'node:dns';
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 
@@ -67,4 +68,34 @@ export async function resolveDestination(url: URL, options: { allowPrivate: bool
     if (bad) throw new ForbiddenDestinationError(host, bad.address);
   }
   return addresses[0]!.address;
+}
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/**
+ * A `lookup` for sockets (`net.connect`/`tls.connect`, hence undici's `connect` options) that
+ * refuses forbidden addresses: the check happens on the very resolution the socket connects to,
+ * so DNS cannot answer differently between check and connect. Literal IP hosts skip `lookup`;
+ * check them with {@link checkLiteralHost} first.
+ */
+export function guardedLookup(options: { allowPrivate: boolean }) {
+  return (hostname: string, lookupOptions: LookupOptions, callback: LookupCallback): void => {
+    lookupCallback(hostname, { ...lookupOptions, all: true }, (error, addresses) => {
+      if (error) return callback(error, []);
+      const list = addresses as LookupAddress[];
+      if (list.length === 0) return callback(Object.assign(new Error(`${hostname} does not resolve`), { code: 'ENOTFOUND' }), []);
+      if (!options.allowPrivate) {
+        const bad = list.find((a) => isForbiddenAddress(a.address));
+        if (bad) return callback(new ForbiddenDestinationError(hostname, bad.address), []);
+      }
+      if (lookupOptions.all) callback(null, list);
+      else callback(null, list[0]!.address, list[0]!.family);
+    });
+  };
+}
+
+/** Throws when the URL's host is a literal forbidden IP address (no lookup happens for those). */
+export function checkLiteralHost(url: URL, options: { allowPrivate: boolean }): void {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (!options.allowPrivate && isIP(host) && isForbiddenAddress(host)) throw new ForbiddenDestinationError(host, host);
 }

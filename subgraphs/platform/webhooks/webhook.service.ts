@@ -106,7 +106,14 @@ export class WebhookSubscriptionService {
 
   async remove(id: string): Promise<void> {
     const subscription = await this.get(id);
-    await this.em.nativeDelete(WebhookSubscription, { id: subscription.id });
+    // Its delivery log goes with it, in one transaction.
+    await this.em.transactional(async (em) => {
+      const knex = em.getConnection().getKnex();
+      const deliveries = knex('platform.webhook_delivery').select('id').where({ subscription_id: subscription.id });
+      await em.execute(knex('platform.webhook_delivery_attempt').whereIn('delivery_id', deliveries).delete());
+      await em.execute(knex('platform.webhook_delivery').where({ subscription_id: subscription.id }).delete());
+      await em.nativeDelete(WebhookSubscription, { id: subscription.id });
+    });
   }
 
   /**
