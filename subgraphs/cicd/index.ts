@@ -2,6 +2,7 @@ import { createPubSub } from '@graphql-yoga/subscription';
 import type { SubgraphDefinition } from '../../kernel/graphql/startSubgraph.js';
 import { OutboxMessage } from '../../kernel/outbox.js';
 import { migrations } from './migrations/index.js';
+import { OnboardingChecklist, onboardingReferenceResolvers } from './onboarding/onboarding.reference.js';
 import { Pipeline } from './pipeline/pipeline.entity.js';
 import { PipelineResolver, PipelineRunResolver } from './pipeline/pipeline.resolver.js';
 import { PipelineRun, StageRun } from './run/run.entity.js';
@@ -20,6 +21,8 @@ export const cicdSubgraph: SubgraphDefinition = {
   entities: [Pipeline, PipelineRun, StageRun, WebhookDelivery, OutboxMessage],
   migrations,
   resolvers: [PipelineResolver, PipelineRunResolver],
+  orphanedTypes: [OnboardingChecklist],
+  referenceResolvers: onboardingReferenceResolvers,
   pubSub: cicdPubSub as never,
   setup: async (deps) => (await import('./setup.js')).setupCicd(deps, cicdPubSub),
 };
