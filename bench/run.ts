@@ -12,9 +12,12 @@ export interface BenchmarkModule {
 }
 
 const BENCHMARKS: Record<string, string> = {
+  apps: 'POST /apps (create an app on GitOps) per second and p99 through the edge vs an authenticated GET of an app, then create → reachable on kube-sim with zero delays',
   tickets: 'GET support tickets: REST facade through the edge vs the platform subgraph directly vs plain pg',
   auth: 'what authentication costs at the edge (session JWT, cached PAT, none) and argon2id password hashing throughput',
   'cicd-webhooks': 'signed host_a push webhooks per second through the edge vs an authenticated GET on the same edge',
+  'kube-sim': 'get/list/patch per second through @kubernetes/client-node against kube-sim vs a bare server answering the same bytes',
+  webhooks: 'outbound webhook events fanned out and delivered, signed, to a local HTTPS receiver (bus, fan-out, dispatcher) vs the receiver\'s own max accept rate',
 };
 
 function usage(): string {

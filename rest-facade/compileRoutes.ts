@@ -73,6 +73,13 @@ export function compileRoutes(routes: readonly RestRoute[], schema: GraphQLSchem
     for (const name of pathParams) if (!variableTypes.has(name)) problems.push(`${where}: path parameter {${name}} has no variable $${name}`);
     for (const q of queryParams) if (!q.type) problems.push(`${where}: query parameter ${q.name} has no variable $${q.variable}`);
     if (route.body && !variableTypes.has(route.body)) problems.push(`${where}: body variable $${route.body} is not declared`);
+    if (route.stream) {
+      if (route.method !== 'GET') problems.push(`${where}: only GET routes can stream`);
+      if (queryNames.includes(route.stream.param) || variableTypes.has(camel(route.stream.param))) problems.push(`${where}: stream parameter ${route.stream.param} must not also be a query parameter or variable`);
+      for (const [, name] of route.stream.path.matchAll(/\{([A-Za-z0-9_]+)\}/g)) {
+        if (!pathParams.includes(name!)) problems.push(`${where}: stream path parameter {${name}} is not a parameter of the route's path`);
+      }
+    }
     for (const [name, type] of variableTypes) {
       const bound =
         !!route.variables || pathParams.includes(name) || queryParams.some((q) => q.variable === name) || route.body === name || route.bearerVariable === name || name in (route.headerVariables ?? {});

@@ -166,7 +166,7 @@ export async function createEdge(config: EdgeConfig, logger: Logger, options: Ed
       authenticator,
       logger,
     });
-    registerRestRoutes(app, { basePath: base, routes: compiled, gateway, authenticator });
+    registerRestRoutes(app, { basePath: base, routes: compiled, gateway, authenticator, subgraphUrls: config.subgraphs });
 
     const documents = new Map<string, string>();
     documents.set(`${base}/openapi.json`, JSON.stringify(buildOpenApi(compiled, gateway.apiSchema, { basePath: base })));

@@ -129,7 +129,9 @@ function errorRefs(route: CompiledRoute): Record<string, JsonSchema> {
   if (route.auth !== 'public') statuses.add(401).add(403).add(429);
   if (route.pathParams.length > 0) statuses.add(404);
   if (route.body) statuses.add(413).add(415);
-  if (route.method === 'PATCH' || route.method === 'PUT' || route.method === 'DELETE') statuses.add(409);
+  // Writes can conflict with the current state; so can reads of an object that is not ready yet
+  // (a CloudSpace still provisioning, an app not yet deployed).
+  if (route.method !== 'GET' || route.pathParams.length > 0) statuses.add(409);
   statuses.add(405);
   return Object.fromEntries([...statuses].sort().map((s) => [String(s), { $ref: `#/components/responses/Error${s}` }]));
 }
@@ -166,6 +168,15 @@ export function buildOpenApi(routes: readonly CompiledRoute[], schema: GraphQLSc
         ...(q.name === 'limit' ? { description: `Page size (default ${DEFAULT_PAGE_LIMIT}, maximum ${MAX_PAGE_LIMIT}).` } : {}),
       });
     }
+    if (route.stream) {
+      parameters.push({
+        name: route.stream.param,
+        in: 'query',
+        required: false,
+        schema: { type: 'boolean', default: false },
+        description: '`true`: stream the answer as `text/plain` while it is produced (chunked), until the client closes the connection.',
+      });
+    }
     const status = String(route.status ?? 200);
     const requirements = [route.role ? `role \`${route.role}\`` : '', route.scope ? `scope \`${route.scope}\`` : ''].filter(Boolean).join(' and ');
     const description = [route.description, requirements ? `Requires ${requirements}.` : ''].filter(Boolean).join(' ');
@@ -174,7 +185,10 @@ export function buildOpenApi(routes: readonly CompiledRoute[], schema: GraphQLSc
       ? { description: 'Done; no body.' }
       : {
           description: route.paginated ? 'One page: `data`, `next_cursor` (null on the last page) and `total`.' : 'Success.',
-          content: { 'application/json': { schema: field && rootNode?.kind === Kind.FIELD ? outputSchema(field.type, rootNode.selectionSet, schema) : {} } },
+          content: {
+            'application/json': { schema: field && rootNode?.kind === Kind.FIELD ? outputSchema(field.type, rootNode.selectionSet, schema) : {} },
+            ...(route.stream ? { 'text/plain': { schema: { type: 'string', description: `With \`${route.stream.param}=true\`: the stream.` } } } : {}),
+          },
         };
     const operation: JsonSchema = {
       operationId,

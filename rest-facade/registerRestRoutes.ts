@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { getNamedType, isInputObjectType, isNonNullType } from 'graphql';
+import { request as undiciRequest, type Dispatcher } from 'undici';
 import { AppError, ErrorCodes, resolveErrorCode } from '../kernel/errors.js';
 import { sendError } from '../kernel/http.js';
 import { bearerToken, hasRole, hasScope, type Identity } from '../kernel/identity.js';
@@ -8,7 +9,7 @@ import type { Authenticator } from '../gateway/identity.js';
 import type { EdgeContext, Gateway } from '../gateway/createGateway.js';
 import { camelKeys, restInputMessage, snakeKeys } from './casing.js';
 import { describeQueryType, type CompiledRoute } from './compileRoutes.js';
-import type { HttpMethod } from './routes/index.js';
+import type { HttpMethod, Prefix } from './routes/index.js';
 
 const METHODS: HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
@@ -123,6 +124,62 @@ function authorize(route: CompiledRoute, identity: Identity | null): void {
   if (route.scope && !hasScope(identity, route.scope)) throw new AppError(ErrorCodes.forbidden, `scope "${route.scope}" required`);
 }
 
+/** Whether a streaming route was asked to stream (`?follow=true`). */
+function streamRequested(route: CompiledRoute, request: FastifyRequest): boolean {
+  if (!route.stream) return false;
+  const raw = (request.query as Record<string, unknown> | undefined)?.[route.stream.param];
+  const value = Array.isArray(raw) ? raw[raw.length - 1] : raw;
+  if (value === undefined || value === '' || value === 'false') return false;
+  if (value === 'true') return true;
+  throw new AppError(ErrorCodes.validationFailed, `query parameter ${route.stream.param} must be true or false`);
+}
+
+/**
+ * Proxies a streaming GET to the subgraph's private route, as the caller (the internal token)
+ * and with the request's id, and pipes the answer back unbuffered. Before the stream starts, the
+ * subgraph's error envelope becomes this answer; a client leaving closes the upstream request
+ * (before the answer starts through the abort signal, after it through Fastify destroying the
+ * body it pipes).
+ */
+async function proxyStream(route: CompiledRoute, request: FastifyRequest, reply: FastifyReply, base: string, internalToken: string | undefined): Promise<FastifyReply> {
+  const params = request.params as Record<string, string>;
+  const path = route.stream!.path.replace(/\{([A-Za-z0-9_]+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
+  const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : '';
+  const abort = new AbortController();
+  const onClose = () => abort.abort();
+  reply.raw.once('close', onClose);
+  let upstream: Dispatcher.ResponseData;
+  try {
+    upstream = await undiciRequest(`${base}${path}${query}`, {
+      method: 'GET',
+      headers: { 'x-request-id': request.id, accept: 'text/plain', ...(internalToken ? { authorization: `Bearer ${internalToken}` } : {}) },
+      signal: abort.signal,
+      headersTimeout: 30_000,
+      // A followed log may be quiet for a long time.
+      bodyTimeout: 0,
+    });
+  } catch (error) {
+    // An abort is the client having gone: nobody is left to answer.
+    if (!abort.signal.aborted) request.log.warn({ err: error, path }, 'streaming upstream unreachable');
+    throw new AppError(ErrorCodes.upstreamUnavailable, 'a service needed for this request is not reachable');
+  } finally {
+    reply.raw.off('close', onClose);
+  }
+  if (upstream.statusCode !== 200) {
+    const text = await upstream.body.text().catch(() => '');
+    let envelope: { error?: { code?: unknown; message?: unknown } } | undefined;
+    try {
+      envelope = JSON.parse(text) as typeof envelope;
+    } catch {
+      envelope = undefined;
+    }
+    const code = envelope?.error?.code;
+    if (typeof code !== 'string') throw new AppError(ErrorCodes.upstreamUnavailable, 'a service needed for this request answered an error');
+    return sendError(reply, resolveErrorCode(code), typeof envelope?.error?.message === 'string' ? envelope.error.message : undefined);
+  }
+  return reply.header('content-type', 'text/plain; charset=utf-8').header('cache-control', 'no-store').header('x-content-type-options', 'nosniff').send(upstream.body);
+}
+
 function withoutNulls(value: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null));
 }
@@ -131,11 +188,20 @@ function withoutNulls(value: Record<string, unknown>): Record<string, unknown> {
  * Registers every compiled route on the edge. One request: authorize the identity the edge's
  * hook established → variables → the persisted operation through the gateway → the root field
  * in snake_case, or the error envelope with the status the registry gives the first error's
- * code. Paths that exist answer other methods with 405 and an Allow header.
+ * code. A streaming route asked to stream is proxied to its subgraph instead, after the same
+ * authorization and parameter checks. Paths that exist answer other methods with 405 and an
+ * Allow header.
  */
 export function registerRestRoutes(
   app: FastifyInstance,
-  options: { basePath: string; routes: CompiledRoute[]; gateway: Gateway; authenticator: Authenticator },
+  options: {
+    basePath: string;
+    routes: CompiledRoute[];
+    gateway: Gateway;
+    authenticator: Authenticator;
+    /** GraphQL endpoints of the subgraphs; streaming routes go to their HTTP servers. */
+    subgraphUrls: Record<Prefix, string>;
+  },
 ): void {
   const { gateway, authenticator } = options;
   const urlOf = (route: CompiledRoute) => `${options.basePath}/${route.prefix}${route.fastifyPath}`;
@@ -149,6 +215,11 @@ export function registerRestRoutes(
         const { identity } = request;
         authorize(route, identity);
         const variables = variablesFor(route, request);
+        // HEAD answers the headers of the JSON answer: a followed stream has no end to wait for.
+        if (request.method === 'GET' && streamRequested(route, request)) {
+          const base = options.subgraphUrls[route.stream!.subgraph].replace(/\/graphql$/, '');
+          return proxyStream(route, request, reply, base, identity ? await authenticator.internalTokenFor(identity) : undefined);
+        }
         const contextValue: EdgeContext = {
           identity,
           requestId: request.id,

@@ -58,4 +58,13 @@ export interface RestRoute {
   status?: number;
   /** A reason to answer 503 `service_unavailable` instead of the result (health checks). */
   degraded?: (result: Record<string, unknown>) => string | undefined;
+  /**
+   * The route also streams (followed logs), which GraphQL cannot: when the boolean query
+   * parameter `param` is `true`, the edge authorizes and checks the other query parameters as
+   * usual, then proxies the GET to `path` (`{param}` placeholders as in `path` above) on the
+   * subgraph's own HTTP server with an internal token carrying the caller's identity, and pipes
+   * the answer back as it arrives (`text/plain`). Errors before the stream starts are the
+   * subgraph's envelope; the upstream request closes when the client goes.
+   */
+  stream?: { param: string; subgraph: Prefix; path: string };
 }

@@ -1,4 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import amqp from 'amqplib';
+import { relayBusBetween } from '../../kernel/bus.js';
+import { WEBHOOK_QUEUES } from '../../subgraphs/platform/webhooks/delivery.fanout.js';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -37,7 +40,9 @@ export async function startStack(label: string, edgeEnv: Record<string, string> 
   const internalSecret = secret();
   const refreshSecret = secret();
   const redisPrefix = `test-${randomBytes(6).toString('hex')}:`;
+  const queuePrefix = `test-${randomBytes(6).toString('hex')}.`;
   const children: ChildProcess[] = [];
+  const relayBus = relayBusBetween(() => children);
   const env = {
     ...process.env,
     APP_PROFILE: 'test',
@@ -48,14 +53,18 @@ export async function startStack(label: string, edgeEnv: Record<string, string> 
     SECRET_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
     // Redis is shared with every other test run on the machine: keep this stack's keys apart.
     REDIS_KEY_PREFIX: redisPrefix,
+    // The broker too: this stack's durable queues have names of their own, removed at stop.
+    RABBITMQ_QUEUE_PREFIX: queuePrefix,
     PORT: '0',
     LOG_LEVEL: 'warn',
     ...subgraphEnv,
   };
   const start = (name: 'auth' | 'cicd' | 'platform') =>
     new Promise<string>((resolve, reject) => {
-      const child = fork(entry, [name], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      // Without RABBITMQ_URL the services share events through this process, as under the launcher.
+      const child = fork(entry, [name], { env: { ...env, LAUNCHER_BUS: 'ipc' }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
       children.push(child);
+      child.on('message', (m) => relayBus(child, m));
       child.on('message', (m: { type?: string; url?: string }) => m.type === 'ready' && m.url && resolve(m.url));
       child.on('exit', (code) => reject(new Error(`${name} exited with ${code} during start-up`)));
     });
@@ -108,12 +117,27 @@ export async function startStack(label: string, edgeEnv: Record<string, string> 
       async stop() {
         await Promise.all(edges.map((e) => e.stop()));
         await stopChildren();
+        await deleteQueues(queuePrefix);
         await database.drop();
       },
     };
   } catch (error) {
     await stopChildren();
+    await deleteQueues(queuePrefix);
     await database.drop();
     throw error;
+  }
+}
+
+/** Removes a stack's durable queues from the shared broker (nothing to do without one). */
+async function deleteQueues(prefix: string): Promise<void> {
+  const url = process.env.RABBITMQ_URL;
+  if (!url) return;
+  const connection = await amqp.connect(url);
+  try {
+    const channel = await connection.createChannel();
+    for (const queue of Object.values(WEBHOOK_QUEUES)) await channel.deleteQueue(prefix + queue);
+  } finally {
+    await connection.close();
   }
 }
