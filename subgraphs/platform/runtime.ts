@@ -1,4 +1,5 @@
 import type { PlatformConfig } from '../../kernel/config.js';
+import { AppError, ErrorCodes } from '../../kernel/errors.js';
 import type { SecretBox } from '../../kernel/crypto.js';
 import type { SubgraphContext } from '../../kernel/graphql/subgraph.js';
 import type { Logger } from '../../kernel/logger.js';
@@ -35,4 +36,10 @@ export interface PlatformRuntime {
 
 export interface PlatformContext extends SubgraphContext {
   platform: PlatformRuntime;
+}
+
+/** The orchestrator, or 503 `upstream_unavailable` where no management cluster is configured. */
+export function requireOrchestrator(runtime: PlatformRuntime): Orchestrator {
+  if (!runtime.orchestrator?.configured) throw new AppError(ErrorCodes.upstreamUnavailable, 'no Kubernetes management cluster is configured (KUBECONFIG)');
+  return runtime.orchestrator;
 }

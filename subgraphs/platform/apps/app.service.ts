@@ -9,7 +9,7 @@ import { CloudSpace, CloudSpaceStatus } from '../cloudspaces/cloudspace.entity.j
 import { Cluster } from '../clusters/cluster.entity.js';
 import { clusterUnavailable, type KubeClients } from '../orchestrator/kube.js';
 import type { Orchestrator } from '../orchestrator/orchestrator.js';
-import type { PlatformRuntime } from '../runtime.js';
+import { requireOrchestrator, type PlatformRuntime } from '../runtime.js';
 import { App, AppPhase, type StoredEnvVar } from './app.entity.js';
 import { checkAppName, checkAutoscaling, checkDomain, checkEnv, checkHealthCheck, checkImage, checkPort, checkReplicas, checkResources, type AppFields } from './app.input.js';
 import { APP_NAMESPACE, envSecretName, RESTARTED_AT, type EnvSpec, type PlatformAppSpec } from './app.render.js';
@@ -57,8 +57,7 @@ export class AppService {
   ) {}
 
   private get orchestrator(): Orchestrator {
-    if (!this.runtime.orchestrator?.configured) throw new AppError(ErrorCodes.upstreamUnavailable, 'no Kubernetes management cluster is configured (KUBECONFIG)');
-    return this.runtime.orchestrator;
+    return requireOrchestrator(this.runtime);
   }
 
   /** With `cloudspaceId`, that CloudSpace's apps; another tenant's CloudSpace is not found. */

@@ -8,7 +8,7 @@ import { Cluster, ClusterPhase, ClusterSource } from '../clusters/cluster.entity
 import { CAPI, checkDnsLabel, INFRA_GROUP } from '../clusters/cluster.service.js';
 import { clusterUnavailable, isConflict, isNotFound, orUndefined, type KubeClients } from '../orchestrator/kube.js';
 import type { Orchestrator } from '../orchestrator/orchestrator.js';
-import type { PlatformRuntime } from '../runtime.js';
+import { requireOrchestrator, type PlatformRuntime } from '../runtime.js';
 import { CloudSpace, CloudSpaceStatus } from './cloudspace.entity.js';
 
 /** The vcluster provider of Cluster API: a `Cluster` whose infrastructure is a `VCluster`. */
@@ -93,8 +93,7 @@ export class CloudSpaceService {
   ) {}
 
   private get orchestrator(): Orchestrator {
-    if (!this.runtime.orchestrator?.configured) throw new AppError(ErrorCodes.upstreamUnavailable, 'no Kubernetes management cluster is configured (KUBECONFIG)');
-    return this.runtime.orchestrator;
+    return requireOrchestrator(this.runtime);
   }
 
   private get logger(): Logger | undefined {

@@ -6,7 +6,7 @@ import type { Identity } from '../../../kernel/identity.js';
 import { decodeCursor, encodeCursor, pageLimit, type PageOfRows } from '../../../kernel/pagination.js';
 import { checkDnsLabel } from '../clusters/cluster.service.js';
 import { clusterUnavailable, isNotFound, kubeStatus, orUndefined, type KubeClients, type VirtualClusterClients } from '../orchestrator/kube.js';
-import type { PlatformRuntime } from '../runtime.js';
+import { requireOrchestrator, type PlatformRuntime } from '../runtime.js';
 import type { CloudSpace } from './cloudspace.entity.js';
 import { CloudSpaceService } from './cloudspace.service.js';
 
@@ -441,9 +441,7 @@ export class CloudSpaceViewsService {
     const space = await this.spaces.get(cloudSpaceId);
     const vcluster = wanted ?? (orDefault ? space.defaultVcluster : undefined);
     const all = await this.spaces.listVirtualClusters(space.id);
-    const orchestrator = this.runtime.orchestrator;
-    if (!orchestrator?.configured) throw new AppError(ErrorCodes.upstreamUnavailable, 'no Kubernetes management cluster is configured (KUBECONFIG)');
-    const clients = orchestrator.virtualClusters(await this.spaces.clusterOf(space));
+    const clients = requireOrchestrator(this.runtime).virtualClusters(await this.spaces.clusterOf(space));
     if (vcluster === undefined) return { space, clients, vclusters: all.filter((v) => v.ready).map((v) => v.name) };
     const found = all.find((v) => v.name === vcluster);
     if (!found) throw new AppError(ErrorCodes.notFound, `virtual cluster ${vcluster} not found`);

@@ -7,7 +7,7 @@ import { CloudSpace } from '../cloudspaces/cloudspace.entity.js';
 import { queuePlatformEvent, queueWorkflowManagerNotice } from '../events.js';
 import { clusterUnavailable, isConflict, isNotFound, parseKubeconfig, clientsFor, type KubeClients } from '../orchestrator/kube.js';
 import { kubeconfigPurpose, type Orchestrator } from '../orchestrator/orchestrator.js';
-import type { PlatformRuntime } from '../runtime.js';
+import { requireOrchestrator, type PlatformRuntime } from '../runtime.js';
 import { Cluster, ClusterPhase, ClusterSource, type ClusterNodes } from './cluster.entity.js';
 
 export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
@@ -52,8 +52,7 @@ export class ClusterService {
   ) {}
 
   private get orchestrator(): Orchestrator {
-    if (!this.runtime.orchestrator?.configured) throw new AppError(ErrorCodes.upstreamUnavailable, 'no Kubernetes management cluster is configured (KUBECONFIG)');
-    return this.runtime.orchestrator;
+    return requireOrchestrator(this.runtime);
   }
 
   list(args: { limit?: number | null; cursor?: string | null }): Promise<PageOfRows<Cluster>> {
