@@ -1,7 +1,7 @@
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import pg from 'pg';
 import type { Logger } from '../../../kernel/logger.js';
+import { createLeaderLock } from '../../../kernel/leader.js';
 import { startPassLoop } from '../../../kernel/loop.js';
 import { tenantEntityManager } from '../../../kernel/tenancy.js';
 import { CloudSpace } from '../cloudspaces/cloudspace.entity.js';
@@ -56,34 +56,8 @@ export function startAppController(options: {
   intervalMs?: number;
 }): AppController {
   const { orm, orchestrator, fleet, checker, runtime, logger } = options;
-  let lock: pg.Client | undefined;
-  let leading = false;
+  const leader = createLeaderLock({ databaseUrl: options.databaseUrl, key: LOCK_KEY, name: 'app controller', logger });
   let stopped = false;
-
-  const lead = async (): Promise<boolean> => {
-    if (leading) return true;
-    try {
-      lock ??= await (async () => {
-        const client = new pg.Client({ connectionString: options.databaseUrl });
-        client.on('error', () => undefined);
-        client.on('end', () => {
-          if (leading) logger.warn('app controller lost its lock connection; standing by');
-          leading = false;
-          lock = undefined;
-        });
-        await client.connect();
-        return client;
-      })();
-      const { rows } = await lock.query<{ locked: boolean }>('select pg_try_advisory_lock(hashtext($1)) as locked', [LOCK_KEY]);
-      leading = rows[0]?.locked === true;
-      if (leading) logger.info('app controller leading');
-    } catch (error) {
-      logger.warn({ err: error }, 'app controller could not take its lock');
-      await lock?.end().catch(() => undefined);
-      lock = undefined;
-    }
-    return leading;
-  };
 
   const em = () => tenantEntityManager(orm.em, SYSTEM);
 
@@ -199,7 +173,7 @@ export function startAppController(options: {
   };
 
   const pass = async () => {
-    if (stopped || !orchestrator.configured || !(await lead())) return;
+    if (stopped || !orchestrator.configured || !(await leader.acquire())) return;
     await commitChanges();
     await finishDeletions();
     await reportOutcomes();
@@ -209,17 +183,13 @@ export function startAppController(options: {
   return {
     nudge: loop.nudge,
     get leading() {
-      return leading;
+      return leader.leading;
     },
     pass,
     async stop() {
       stopped = true;
       await loop.stop();
-      if (lock) {
-        leading = false;
-        await lock.end().catch(() => undefined);
-        lock = undefined;
-      }
+      await leader.release();
     },
   };
 }
