@@ -21,6 +21,6 @@ export const onboardingRoutes: RestRoute[] = [
     summary: 'Onboarding progress',
     description: 'Derived from what exists: account, first CloudSpace created and Ready, first webhook subscription (platform), first CI pipeline and first reported run (cicd, joined through federation).',
     scope: 'read',
-    operation: /* GraphQL */ `query OnboardingChecklist { onboardingChecklist { tenantId account cloudspaceCreated cloudspaceReady firstCloudspaceId firstWebhook firstPipeline firstPipelineRun } }`,
+    operation: /* GraphQL */ `query OnboardingChecklist { onboardingChecklist { tenantId account cloudspaceCreated cloudspaceReady firstCloudspaceId firstWebhook firstApp firstAppRunning firstPipeline firstPipelineRun } }`,
   },
 ];

@@ -248,7 +248,7 @@ describe('onboarding', () => {
   it('provisions the first CloudSpace once and reports progress from real state, pipelines included (cicd, through federation)', async () => {
     const carol = await stack.token({ subject: 'carol', tenantId: TENANT_C, scopes: ['read', 'deploy'] });
     const before = await call('GET', '/platform/api/v1/onboarding/checklist', { token: carol });
-    expect(before.json).toEqual({ tenant_id: TENANT_C, account: true, cloudspace_created: false, cloudspace_ready: false, first_cloudspace_id: null, first_webhook: false, first_pipeline: false, first_pipeline_run: false });
+    expect(before.json).toEqual({ tenant_id: TENANT_C, account: true, cloudspace_created: false, cloudspace_ready: false, first_cloudspace_id: null, first_webhook: false, first_app: false, first_app_running: false, first_pipeline: false, first_pipeline_run: false });
     const first = await call('POST', '/platform/api/v1/onboarding/provision', { token: carol, body: {} });
     expect(first.status).toBe(200);
     expect(first.json).toMatchObject({ created: true, cloudspace: { name: 'default', status: 'Pending' } });
@@ -260,7 +260,11 @@ describe('onboarding', () => {
       const r = await call('GET', '/platform/api/v1/onboarding/checklist', { token: carol });
       return r.json.cloudspace_ready && r.json;
     }, 'checklist with a ready CloudSpace');
-    expect(after).toMatchObject({ cloudspace_created: true, cloudspace_ready: true, first_cloudspace_id: first.json.cloudspace.id, first_webhook: true, first_pipeline: true, first_pipeline_run: false });
+    expect(after).toMatchObject({ cloudspace_created: true, cloudspace_ready: true, first_cloudspace_id: first.json.cloudspace.id, first_webhook: true, first_app: false, first_pipeline: true, first_pipeline_run: false });
+    const app = await call('POST', '/platform/api/v1/apps', { token: carol, body: { name: 'web', cloudspace_id: first.json.cloudspace.id, source: { type: 'image', image: 'nginx:1.27' }, port: 80 } });
+    expect(app.status).toBe(201);
+    // Created, not yet deployed: this stack has no fleet repository, so it never runs.
+    expect((await call('GET', '/platform/api/v1/onboarding/checklist', { token: carol })).json).toMatchObject({ first_app: true, first_app_running: false });
     // Another tenant's progress is its own.
     expect((await call('GET', '/platform/api/v1/onboarding/checklist', { token: bob })).json).toMatchObject({ tenant_id: TENANT_B, first_pipeline: false });
     expectError(await call('GET', '/platform/api/v1/onboarding/checklist'), 401, 'unauthenticated');

@@ -16,6 +16,8 @@ export class OnboardingChecklist {
   @Field() cloudspaceReady!: boolean;
   @Field() firstWebhook!: boolean;
   @Field(() => ID, { nullable: true }) firstCloudspaceId!: string | null;
+  @Field({ description: 'An app was created.' }) firstApp!: boolean;
+  @Field({ description: 'An app is deployed and reachable (phase Running).' }) firstAppRunning!: boolean;
 }
 
 @InputType()

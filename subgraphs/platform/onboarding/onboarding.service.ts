@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AppError, ErrorCodes } from '../../../kernel/errors.js';
 import type { Identity } from '../../../kernel/identity.js';
+import { App, AppPhase } from '../apps/app.entity.js';
 import { CloudSpace, CloudSpaceStatus } from '../cloudspaces/cloudspace.entity.js';
 import { CloudSpaceService } from '../cloudspaces/cloudspace.service.js';
 import type { PlatformRuntime } from '../runtime.js';
@@ -12,6 +13,8 @@ export interface ChecklistState {
   cloudspaceReady: boolean;
   firstWebhook: boolean;
   firstCloudspaceId: string | null;
+  firstApp: boolean;
+  firstAppRunning: boolean;
 }
 
 /** A new tenant's first steps (spec 4.7), derived from what exists, never stored. */
@@ -41,13 +44,20 @@ export class OnboardingService {
 
   async checklist(): Promise<ChecklistState> {
     const tenantId = this.tenant();
-    const [spaces, webhooks] = await Promise.all([this.em.find(CloudSpace, {}, { orderBy: { createdAt: 'asc' }, limit: 50 }), this.em.count(WebhookSubscription, {})]);
+    const [spaces, webhooks, apps, running] = await Promise.all([
+      this.em.find(CloudSpace, {}, { orderBy: { createdAt: 'asc' }, limit: 50 }),
+      this.em.count(WebhookSubscription, {}),
+      this.em.count(App, {}),
+      this.em.count(App, { phase: AppPhase.Running }),
+    ]);
     return {
       tenantId,
       cloudspaceCreated: spaces.length > 0,
       cloudspaceReady: spaces.some((s) => s.status === CloudSpaceStatus.Ready),
       firstWebhook: webhooks > 0,
       firstCloudspaceId: spaces[0]?.id ?? null,
+      firstApp: apps > 0,
+      firstAppRunning: running > 0,
     };
   }
 }
