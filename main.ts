@@ -39,7 +39,11 @@ async function loadSubgraph(name: SubgraphName) {
   }
 }
 
-/** Stops `stop` on SIGINT/SIGTERM, once, then exits. */
+/**
+ * Stops `stop` on SIGINT/SIGTERM, once, then exits. A child of the local launcher leaves SIGINT to
+ * the launcher: Ctrl-C reaches the whole process group, and the launcher stops its children in
+ * order (SIGTERM) instead of seeing them vanish under it.
+ */
 function onShutdown(logger: Logger, stop: () => Promise<void>): void {
   let stopping = false;
   const handler = (signal: string) => {
@@ -203,12 +207,23 @@ async function runLocalStack(): Promise<void> {
   if (kubeconfig) {
     say(`using the Kubernetes cluster of ${kubeconfig} (KUBECONFIG)`);
   } else {
-    const { startKubeSim } = await import('./kube-sim/index.js');
-    const sim = await startKubeSim({ port: await freePort(launcher.kubeSimPort) });
-    kubeSim = sim;
+    const { keepSnapshotFile, readSnapshotFile, startKubeSim } = await import('./kube-sim/index.js');
+    // kube-sim keeps objects in memory; its state file carries them across restarts, so that
+    // what PostgreSQL remembers (CloudSpaces, virtual clusters, apps) still exists in it.
+    const stateFile = join(dataDir, 'kube-sim-state.json');
+    const state = readSnapshotFile(stateFile, (problem) => say(`kube-sim: ${problem}`));
+    const sim = await startKubeSim({ port: await freePort(launcher.kubeSimPort), ...(state ? { state } : {}) });
+    const keeper = keepSnapshotFile(sim, stateFile);
+    kubeSim = {
+      async stop() {
+        keeper.stop();
+        keeper.save();
+        await sim.stop();
+      },
+    };
     kubeconfig = join(dataDir, 'kube-sim.kubeconfig');
     writeFileSync(kubeconfig, sim.kubeconfig, { mode: 0o600 });
-    say(`started kube-sim (a local Kubernetes API double, not a cluster) at ${sim.url}; kubeconfig in ${kubeconfig}`);
+    say(`started kube-sim (a local Kubernetes API double, not a cluster) at ${sim.url}${state ? `, objects restored from ${stateFile}` : ''}; kubeconfig in ${kubeconfig}`);
   }
 
   // GitOps: the user's fleet repository when FLUX_GIT_URL is set; otherwise a local bare

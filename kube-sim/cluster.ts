@@ -325,6 +325,19 @@ export class SimCluster {
     return stored;
   }
 
+  /**
+   * Puts back an object as it was saved (uid, creation time, generation and status kept; a new
+   * resourceVersion), with no admission or defaults: see `snapshot.ts`. Controllers see it as
+   * added, as after a restart of theirs.
+   */
+  restore(type: ResourceType, object: StoredObject): StoredObject {
+    if (type.namespaced) this.requireNamespace(type, object.metadata.namespace ?? '');
+    else delete object.metadata.namespace;
+    const stored = this.store.put(type.storageKey, object);
+    this.afterWrite(type, stored);
+    return stored;
+  }
+
   private allocateServiceIp(): string {
     const n = this.nextServiceIp++;
     return `10.96.${Math.floor(n / 250) % 250}.${(n % 250) + 1}`;

@@ -18,6 +18,7 @@ import { pino, type Logger } from 'pino';
 import { SimCluster, type SimClusterOptions, type VirtualClusterProvider } from './cluster.js';
 import { buildKubeconfig } from './kubeconfig.js';
 import { createKubeSimServer, VCLUSTER_PREFIX, type TlsOptions } from './server.js';
+import { restoreCluster, snapshotCluster, SNAPSHOT_VERSION, type KubeSimSnapshot } from './snapshot.js';
 
 export { SimCluster } from './cluster.js';
 export { FAIL_ANNOTATION as CLUSTER_FAIL_ANNOTATION, CLUSTER_FINALIZER } from './controllers/cluster-api.js';
@@ -25,6 +26,7 @@ export { HASH_LABEL, REVISION_ANNOTATION } from './controllers/deployment.js';
 export { imageBehaviour } from './controllers/kubelet.js';
 export { StatusError } from './status.js';
 export type { TlsOptions } from './server.js';
+export { isKubeSimSnapshot, keepSnapshotFile, readSnapshotFile, type KubeSimSnapshot } from './snapshot.js';
 
 export interface KubeSimOptions {
   /** TCP port; 0 picks a free one. @default 0 */
@@ -53,6 +55,12 @@ export interface KubeSimOptions {
   tls?: TlsOptions;
   /** Where kube-sim logs (requests at debug level). @default a silent logger */
   logger?: Logger;
+  /**
+   * Objects to start with, from an earlier `snapshot()`: the host's and every virtual cluster's
+   * (with its token, so that kubeconfigs handed out before stay valid). See `snapshot.ts`.
+   * @default undefined
+   */
+  state?: KubeSimSnapshot;
 }
 
 export interface VirtualClusterHandle {
@@ -88,6 +96,8 @@ export interface KubeSim {
   /** The virtual cluster of the Cluster API Cluster `<namespace>/<name>`, once it is provisioned. */
   virtualCluster(namespace: string, name: string): VirtualClusterHandle | undefined;
   virtualClusters(): VirtualClusterHandle[];
+  /** The objects worth keeping of the host and every virtual cluster, for `state` of a later start. */
+  snapshot(): KubeSimSnapshot;
   stop(): Promise<void>;
 }
 
@@ -167,28 +177,34 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
     logger: logger.child({ cluster: name }),
   });
 
+  /** The virtual cluster of a Cluster API Cluster, started on first use (with a saved token when restoring). */
+  const ensureVirtual = (namespace: string, name: string, savedToken?: string): VirtualClusterHandle => {
+    let handle = virtual.get(vkey(namespace, name));
+    if (!handle) {
+      const token = savedToken ?? newToken();
+      const cluster = new SimCluster(clusterOptions(`${namespace}/${name}`, token));
+      cluster.start();
+      const url = `${baseUrl}${VCLUSTER_PREFIX}/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`;
+      const kubeconfig = buildKubeconfig({ name: `vcluster-${name}`, server: url, token, certificateAuthority });
+      handle = {
+        namespace,
+        name,
+        url,
+        token,
+        kubeconfig,
+        kubeConfig: () => loadKubeConfig(kubeconfig),
+        cluster,
+        setAvailable: (available, o) => cluster.setAvailable(available, o?.mode),
+      };
+      virtual.set(vkey(namespace, name), handle);
+      logger.info({ namespace, name, url }, 'kube-sim: virtual cluster started');
+    }
+    return handle;
+  };
+
   const provider: VirtualClusterProvider = {
     ensure(namespace, name) {
-      let handle = virtual.get(vkey(namespace, name));
-      if (!handle) {
-        const token = newToken();
-        const cluster = new SimCluster(clusterOptions(`${namespace}/${name}`, token));
-        cluster.start();
-        const url = `${baseUrl}${VCLUSTER_PREFIX}/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`;
-        const kubeconfig = buildKubeconfig({ name: `vcluster-${name}`, server: url, token, certificateAuthority });
-        handle = {
-          namespace,
-          name,
-          url,
-          token,
-          kubeconfig,
-          kubeConfig: () => loadKubeConfig(kubeconfig),
-          cluster,
-          setAvailable: (available, o) => cluster.setAvailable(available, o?.mode),
-        };
-        virtual.set(vkey(namespace, name), handle);
-        logger.info({ namespace, name, url }, 'kube-sim: virtual cluster started');
-      }
+      const handle = ensureVirtual(namespace, name);
       return { server: handle.url, token: handle.token, kubeconfig: handle.kubeconfig };
     },
     remove(namespace, name) {
@@ -224,6 +240,15 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
   const kubeconfig = buildKubeconfig({ name: 'kube-sim', server: baseUrl, token: resolved.token, certificateAuthority });
   logger.info({ url: baseUrl }, 'kube-sim: listening');
 
+  if (options.state) {
+    // Virtual clusters first (their URLs need the address), then the host: its Cluster API
+    // controller then finds each virtual cluster running and rewrites its kubeconfig Secret,
+    // in case the address changed.
+    for (const v of options.state.virtualClusters) restoreCluster(ensureVirtual(v.namespace, v.name, v.token).cluster, v.state);
+    const { restored } = restoreCluster(host, options.state.host);
+    logger.info({ restored, virtualClusters: options.state.virtualClusters.length }, 'kube-sim: restored from a snapshot');
+  }
+
   let stopped = false;
   return {
     url: baseUrl,
@@ -237,6 +262,11 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
     },
     virtualCluster: (namespace, name) => virtual.get(vkey(namespace, name)),
     virtualClusters: () => [...virtual.values()],
+    snapshot: () => ({
+      version: SNAPSHOT_VERSION,
+      host: snapshotCluster(host),
+      virtualClusters: [...virtual.values()].map((v) => ({ namespace: v.namespace, name: v.name, token: v.token, state: snapshotCluster(v.cluster) })),
+    }),
     async stop() {
       if (stopped) return;
       stopped = true;

@@ -184,7 +184,9 @@ export function startClusterApiController(cluster: SimCluster, provider: Virtual
     }
 
     if (!step) {
-      step = { phase: 'Pending', at: now };
+      // A Cluster that says Provisioned already (kube-sim restored from a snapshot) stays so:
+      // controllers resume from status, they do not provision again.
+      step = { phase: c.status?.phase === 'Provisioned' ? 'Provisioned' : 'Pending', at: now };
       steps.set(c.metadata.uid, step);
     } else if (NEXT[step.phase] && now - step.at >= delay) {
       step = { phase: NEXT[step.phase]!, at: now };
