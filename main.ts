@@ -62,7 +62,7 @@ function onShutdown(logger: Logger, stop: () => Promise<void>): void {
         process.exit(1);
       });
   };
-  process.on('SIGINT', () => handler('SIGINT'));
+  process.on('SIGINT', () => (process.env.LAUNCHER_BUS === 'ipc' ? undefined : handler('SIGINT')));
   process.on('SIGTERM', () => handler('SIGTERM'));
 }
 
