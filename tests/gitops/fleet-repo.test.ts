@@ -166,6 +166,18 @@ describe('working copies', () => {
     expect(messages).toEqual(['serial 0', 'serial 1', 'serial 2', 'serial 3', 'serial 4']);
   });
 
+  it('a working copy behind the remote still commits a folder the remote holds otherwise', async () => {
+    const other = await openFleetRepo({ url, branch: 'main', workdir: join(dir, 'wc-behind'), author, logger });
+    const folder = 'behind/app';
+    await repo.writeFolder(folder, { 'd.yaml': 'v: 1\n' }, 'one writes v1');
+    await other.writeFolder(folder, { 'd.yaml': 'v: 2\n' }, 'other writes v2');
+    // `repo` last wrote v1 itself and has not fetched since: v1 is not "unchanged" on the remote.
+    const again = await repo.writeFolder(folder, { 'd.yaml': 'v: 1\n' }, 'one writes v1 again');
+    expect(again.changed).toBe(true);
+    expect(await other.readFolder(folder)).toEqual({ 'd.yaml': 'v: 1\n' });
+    expect((await repo.writeFolder(folder, { 'd.yaml': 'v: 1\n' }, 'nothing to write')).changed).toBe(false);
+  });
+
   it('two working copies writing at the same time both land: no lost commit', async () => {
     const other = await openFleetRepo({ url, branch: 'main', workdir: join(dir, 'wc-b'), author: { name: 'replica two', email: 'two@cloudops.test' }, logger });
     const before = (await remoteLog(join(dir, 'fleet.git'))).length;

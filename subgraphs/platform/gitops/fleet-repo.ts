@@ -293,11 +293,21 @@ export async function openFleetRepo(options: FleetRepoOptions): Promise<FleetRep
     }
   }
 
+  /**
+   * The remote head the working copy is known to sit on, clean: set by a reset and by our own
+   * push, cleared by anything that may have left it elsewhere. While it is known, a write starts
+   * from it without fetching (most writes: one controller writes most commits); if the remote
+   * moved meanwhile, the push is refused and the write is done again on a fresh reset.
+   */
+  let knownHead: string | undefined;
+
   /** Puts the working copy on `branch` exactly at the remote head, no local changes left. */
   async function resetToRemote(): Promise<string> {
+    knownHead = undefined;
     const headSha = await fetchOrCreate();
     await run(['checkout', '--quiet', '--force', '-B', branch, remoteRef]);
     await run(['clean', '-ffdxq']);
+    knownHead = headSha;
     return headSha;
   }
 
@@ -330,9 +340,22 @@ export async function openFleetRepo(options: FleetRepoOptions): Promise<FleetRep
   }
 
   async function replace(folder: string, files: Record<string, string> | undefined, message: string): Promise<FleetWriteResult> {
+    try {
+      return await replaceFrom(folder, files, message);
+    } catch (error) {
+      knownHead = undefined;
+      throw error;
+    }
+  }
+
+  async function replaceFrom(folder: string, files: Record<string, string> | undefined, message: string): Promise<FleetWriteResult> {
     let lastError: unknown;
+    let fetched = false;
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-      const base = await resetToRemote();
+      const optimistic: boolean = knownHead !== undefined && !fetched;
+      const base = optimistic ? knownHead! : await resetToRemote();
+      fetched = !optimistic;
+      knownHead = undefined; // the working copy changes from here on
       await assertNoLinks(folder);
       const absolute = join(workdir, ...folder.split('/'));
       await rm(absolute, { recursive: true, force: true });
@@ -344,12 +367,21 @@ export async function openFleetRepo(options: FleetRepoOptions): Promise<FleetRep
       // The working copy was clean: the only changes are this folder's.
       await run(['add', '--all']);
       const diff = await run(['diff', '--cached', '--quiet'], [0, 1]);
-      if (diff.code === 0) return { commit: base, changed: false };
+      if (diff.code === 0) {
+        // Unchanged here; without a fetch, the remote may hold another state of the folder.
+        if (optimistic) {
+          attempt -= 1;
+          continue;
+        }
+        knownHead = base;
+        return { commit: base, changed: false };
+      }
       await run(['commit', '--quiet', '--no-verify', '--file=-'], undefined, message);
       const commit = (await run(['rev-parse', 'HEAD'])).stdout.trim();
       const push = await run(['push', '--porcelain', 'origin', `HEAD:refs/heads/${branch}`], [0, 1, 128]);
       if (push.code === 0) {
         await run(['update-ref', remoteRef, commit]);
+        knownHead = commit;
         log.info({ commit, folder, attempt }, 'fleet commit pushed');
         return { commit, changed: true };
       }
