@@ -18,6 +18,8 @@ import { deployStatus, type ReachabilityChecker } from './app.status.js';
 
 const SYSTEM = { subject: 'platform-api', tenantId: null, roles: ['super_admin'], scopes: ['admin' as const] };
 const LOCK_KEY = 'platform:app-controller';
+/** PlatformApps read per list call. */
+const LIST_PAGE = 200;
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 interface PlatformAppObject {
@@ -71,11 +73,22 @@ export function startAppController(options: {
       let items: PlatformAppObject[];
       try {
         const clients = await orchestrator.cluster(cluster);
-        items = ((await clients.custom.listClusterCustomObject({ group: PLATFORM_APP.group, version: PLATFORM_APP.version, plural: PLATFORM_APP.plural })) as { items: PlatformAppObject[] }).items;
+        // Pages, keeping only what waits for a commit: with thousands of apps, one list would
+        // parse megabytes in one go on the event loop that also answers requests.
+        items = [];
+        let next: string | undefined;
+        do {
+          const page = (await clients.custom.listClusterCustomObject({ group: PLATFORM_APP.group, version: PLATFORM_APP.version, plural: PLATFORM_APP.plural, limit: LIST_PAGE, ...(next ? { _continue: next } : {}) })) as {
+            items: PlatformAppObject[];
+            metadata?: { _continue?: string; continue?: string };
+          };
+          items.push(...page.items.filter((item) => item.spec && item.status?.observedGeneration !== item.spec.generation));
+          next = page.metadata?._continue ?? page.metadata?.continue ?? undefined;
+        } while (next && !stopped);
         for (const item of items) {
           if (stopped) return;
           const spec = item.spec;
-          if (!spec || item.status?.observedGeneration === spec.generation) continue;
+          if (!spec) continue;
           const name = item.metadata!.name!;
           const folder = appFolder({ tenantId: spec.tenantId, namespace: item.metadata!.namespace!, vcluster: spec.vcluster, app: name });
           const change = item.metadata?.annotations?.['cloudops.dev/change'] ?? 'updated';
