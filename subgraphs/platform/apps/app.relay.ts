@@ -1,4 +1,4 @@
-import { KubernetesObjectApi, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
+import { PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { BusMessage } from '../../../kernel/bus.js';
 import type { Logger } from '../../../kernel/logger.js';
@@ -30,7 +30,6 @@ export function platformAppPublisher(orm: MikroORM, orchestrator: Orchestrator, 
       const space = await em.findOneOrFail(CloudSpace, { id: app.cloudspaceId }, { filters: false });
       const cluster = await em.findOneOrFail(Cluster, { id: space.clusterId }, { filters: false });
       const clients = await orchestrator.cluster(cluster);
-      const objects = KubernetesObjectApi.makeApiClient(clients.kubeConfig);
       if (message.routingKey === 'delete') {
         try {
           await clients.custom.deleteNamespacedCustomObject({ group: PLATFORM_APP.group, version: PLATFORM_APP.version, namespace: space.namespace, plural: PLATFORM_APP.plural, name: app.name });
@@ -50,7 +49,7 @@ export function platformAppPublisher(orm: MikroORM, orchestrator: Orchestrator, 
             type: 'Opaque',
             stringData: secrets,
           };
-          await KubernetesObjectApi.makeApiClient(vc.kubeConfig).patch(secret, undefined, undefined, 'platform-api', true, PatchStrategy.ServerSideApply);
+          await vc.objects.patch(secret, undefined, undefined, 'platform-api', true, PatchStrategy.ServerSideApply);
         });
       }
       const resource = {
@@ -64,7 +63,7 @@ export function platformAppPublisher(orm: MikroORM, orchestrator: Orchestrator, 
         },
         spec: specOf(app, space.namespace),
       };
-      await objects.patch(resource, undefined, undefined, 'platform-api', true, PatchStrategy.ServerSideApply);
+      await clients.objects.patch(resource, undefined, undefined, 'platform-api', true, PatchStrategy.ServerSideApply);
       logger.debug({ app: app.id, generation: app.generation }, 'PlatformApp applied');
       runtime.appController?.nudge();
     },

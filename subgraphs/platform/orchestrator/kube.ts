@@ -1,4 +1,4 @@
-import { ApiException, AppsV1Api, BatchV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, NetworkingV1Api, VersionApi } from '@kubernetes/client-node';
+import { ApiException, AppsV1Api, BatchV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, KubernetesObjectApi, NetworkingV1Api, VersionApi } from '@kubernetes/client-node';
 import { AppError, ErrorCodes } from '../../../kernel/errors.js';
 import type { Logger } from '../../../kernel/logger.js';
 
@@ -11,6 +11,8 @@ export interface KubeClients {
   networking: NetworkingV1Api;
   custom: CustomObjectsApi;
   version: VersionApi;
+  /** Any kind by its manifest (server-side apply). Made once per cluster: it caches API discovery. */
+  objects: KubernetesObjectApi;
 }
 
 export function clientsFor(kubeConfig: KubeConfig): KubeClients {
@@ -22,6 +24,7 @@ export function clientsFor(kubeConfig: KubeConfig): KubeClients {
     networking: kubeConfig.makeApiClient(NetworkingV1Api),
     custom: kubeConfig.makeApiClient(CustomObjectsApi),
     version: kubeConfig.makeApiClient(VersionApi),
+    objects: KubernetesObjectApi.makeApiClient(kubeConfig),
   };
 }
 
