@@ -223,7 +223,7 @@ type Statements = Record<string, number>;
 function classifyStatement(sql: string): string {
   const text = sql.trim().toLowerCase();
   if (text.includes('with seen as')) return 'fan-out';
-  if (text.startsWith('update platform.webhook_delivery d set next_attempt_at')) return 'claim';
+  if (text.startsWith('with claimed as')) return 'claim (with its subscriptions)';
   if (text.includes('webhook_subscription')) return 'load subscriptions';
   if (text.includes('webhook_delivery_attempt')) return 'record: insert attempts';
   if (text.includes('from unnest')) return 'record: update deliveries';
