@@ -1,6 +1,8 @@
 import type { RestRoute } from './route.js';
 
 export const APP_FIELDS = /* GraphQL */ `id tenantId cloudspaceId name vcluster image port resources { cpuRequest memoryRequest } tls domain address replicas stoppedReplicas autoscaling { minReplicas maxReplicas targetCpuPercent } env { name value secret } healthCheck { path port initialDelaySecs periodSecs } generation phase message lastCommit lastCommitAt createdAt updatedAt`;
+/** Live from the virtual cluster: on the list and the detail, not on every answer that carries an app. */
+const WORKLOAD_FIELDS = /* GraphQL */ `workload { replicas readyReplicas updatedReplicas availableReplicas revision }`;
 export const DEPLOYMENT_FIELDS = /* GraphQL */ `id revision image port env { name value secret } resources { cpuRequest memoryRequest } replicas readyReplicas createdAt current`;
 
 const app = (r: Omit<RestRoute, 'prefix'>): RestRoute => ({ prefix: 'platform', ...r });
@@ -20,11 +22,11 @@ export const appRoutes: RestRoute[] = [
     method: 'GET',
     path: '/api/v1/apps',
     summary: 'List apps',
-    description: 'Newest first; `cloudspace_id` filters.',
+    description: 'Newest first; `cloudspace_id` filters. Each app carries `workload`, read live from its virtual cluster (null before it is applied or while the virtual cluster does not answer).',
     scope: 'read',
     paginated: true,
     query: ['cloudspace_id'],
-    operation: /* GraphQL */ `query Apps($cloudspaceId: ID, $limit: Int, $cursor: String) { apps(cloudspaceId: $cloudspaceId, limit: $limit, cursor: $cursor) { data { ${APP_FIELDS} } nextCursor total } }`,
+    operation: /* GraphQL */ `query Apps($cloudspaceId: ID, $limit: Int, $cursor: String) { apps(cloudspaceId: $cloudspaceId, limit: $limit, cursor: $cursor) { data { ${APP_FIELDS} ${WORKLOAD_FIELDS} } nextCursor total } }`,
   }),
   app({
     method: 'POST',
@@ -40,9 +42,9 @@ export const appRoutes: RestRoute[] = [
   app({
     method: 'GET',
     path: '/api/v1/apps/{id}',
-    summary: 'One app',
+    summary: 'One app, with its live workload',
     scope: 'read',
-    operation: /* GraphQL */ `query App($id: ID!) { app(id: $id) { ${APP_FIELDS} } }`,
+    operation: /* GraphQL */ `query App($id: ID!) { app(id: $id) { ${APP_FIELDS} ${WORKLOAD_FIELDS} } }`,
   }),
   app({
     method: 'PUT',

@@ -374,8 +374,11 @@ describe('live state of an app', () => {
         expectError(r, 503, 'upstream_unavailable');
         expect({ path, message: r.json.error.message }).toEqual({ path, message: expect.stringMatching(/virtual cluster main/) });
       }
-      // Configuration is the platform's: it still answers.
+      // Configuration is the platform's: it still answers, and so does the app, without its live workload.
       expect((await get('/config')).status).toBe(200);
+      const detail = await get('');
+      expect(detail.status).toBe(200);
+      expect(detail.json.workload).toBeNull();
     } finally {
       main.setAvailable(true);
     }

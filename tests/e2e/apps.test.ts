@@ -106,6 +106,12 @@ describe('apps on GitOps', () => {
     const files = await history.readFolder(`tenants/${TENANT_A}/${space.namespace}/main/shop`);
     expect(files['deployment.yaml']).toMatch(/replicas: 3/);
     await eventually(async () => (await status(shopId)).ready_replicas === 3, 'three ready');
+    // Detail and list show the workload live from the virtual cluster; other answers leave it out.
+    const detail = await call('GET', `/platform/api/v1/apps/${shopId}`, { token: alice });
+    expect(detail.json.workload).toEqual({ replicas: 3, ready_replicas: 3, updated_replicas: 3, available_replicas: 3, revision: 1 });
+    const listed = await call('GET', `/platform/api/v1/apps?cloudspace_id=${space.id}`, { token: alice });
+    expect(listed.json.data.find((a: { id: string }) => a.id === shopId).workload).toMatchObject({ replicas: 3, ready_replicas: 3 });
+    expect(r.json).not.toHaveProperty('workload');
   });
 
   it('stops and starts, remembering the replica count', async () => {

@@ -3,7 +3,8 @@ import { AppError, ErrorCodes } from '../../../kernel/errors.js';
 import { PageArgs, PageOf } from '../../../kernel/graphql/page.js';
 import type { PlatformContext } from '../runtime.js';
 import { App, AppPhase } from './app.entity.js';
-import { listRevisions, type Revision } from './app.revisions.js';
+import { APP_NAMESPACE, LABELS } from './app.render.js';
+import { listRevisions, REVISION_ANNOTATION, type Revision } from './app.revisions.js';
 import { AppService, maskedEnv } from './app.service.js';
 import { deployStatus } from './app.status.js';
 
@@ -137,6 +138,15 @@ export class DeployStatusView {
   @Field() message!: string;
 }
 
+@ObjectType({ description: 'What runs now: the app\'s Deployment in its virtual cluster, read live.' })
+export class AppWorkload {
+  @Field(() => Int, { description: 'Replicas the Deployment asks for now (0 while stopped).' }) replicas!: number;
+  @Field(() => Int) readyReplicas!: number;
+  @Field(() => Int, { description: 'Replicas running the current revision.' }) updatedReplicas!: number;
+  @Field(() => Int) availableReplicas!: number;
+  @Field(() => Int, { nullable: true, description: 'The current ReplicaSet revision.' }) revision!: number | null;
+}
+
 @ObjectType({ description: 'A revision: what a ReplicaSet in the virtual cluster ran.' })
 export class AppDeployment {
   @Field(() => ID, { description: 'The ReplicaSet name.' }) id!: string;
@@ -165,6 +175,41 @@ class AppListArgs extends PageArgs {
 }
 
 const service = (ctx: PlatformContext) => new AppService(ctx.em, ctx.identity!, ctx.platform);
+
+/** Per request: the app Deployments of each virtual cluster, listed once (a page of apps reads each cluster once). */
+const workloads = new WeakMap<PlatformContext, Map<string, Promise<Map<string, AppWorkload>>>>();
+
+async function workloadOf(ctx: PlatformContext, app: App): Promise<AppWorkload | null> {
+  let byCluster = workloads.get(ctx);
+  if (!byCluster) workloads.set(ctx, (byCluster = new Map()));
+  const key = `${app.cloudspaceId}/${app.vcluster}`;
+  let listed = byCluster.get(key);
+  if (!listed) {
+    listed = service(ctx)
+      .inVirtualCluster(app, async (clients) => (await clients.apps.listNamespacedDeployment({ namespace: APP_NAMESPACE, labelSelector: LABELS.appId })).items)
+      .then((items) => {
+        const found = new Map<string, AppWorkload>();
+        for (const d of items) {
+          const id = d.metadata?.labels?.[LABELS.appId];
+          const revision = Number(d.metadata?.annotations?.[REVISION_ANNOTATION]);
+          if (id) {
+            found.set(id, {
+              replicas: d.spec?.replicas ?? 0,
+              readyReplicas: d.status?.readyReplicas ?? 0,
+              updatedReplicas: d.status?.updatedReplicas ?? 0,
+              availableReplicas: d.status?.availableReplicas ?? 0,
+              revision: Number.isInteger(revision) ? revision : null,
+            });
+          }
+        }
+        return found;
+      })
+      // No Kubernetes, an unreachable virtual cluster: the app's stored state is still the answer.
+      .catch(() => new Map<string, AppWorkload>());
+    byCluster.set(key, listed);
+  }
+  return (await listed).get(app.id) ?? null;
+}
 const asDeployment = (r: Revision): AppDeployment => ({ ...r, createdAt: r.createdAt ? new Date(r.createdAt) : null });
 
 @Resolver(() => App)
@@ -187,6 +232,14 @@ export class AppResolver {
   @FieldResolver(() => HealthCheckView, { nullable: true })
   healthCheck(@Root() app: App) {
     return app.healthCheck;
+  }
+
+  @FieldResolver(() => AppWorkload, {
+    nullable: true,
+    description: 'Live from the virtual cluster (one read per virtual cluster and request, however many apps): null before the GitOps controller applied the app, or while its virtual cluster does not answer.',
+  })
+  workload(@Root() app: App, @Ctx() ctx: PlatformContext): Promise<AppWorkload | null> {
+    return workloadOf(ctx, app);
   }
 
   @FieldResolver(() => Int, { nullable: true, description: 'Replicas start restores (set while stopped).' })
