@@ -1,28 +1,20 @@
 import { AppsV1Api } from '@kubernetes/client-node';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { startKubeSim, type KubeSim } from '../../kube-sim/index.js';
-import { createLocalBareRepo } from '../../subgraphs/platform/gitops/fleet-repo.js';
-import { startLocalApplier, type LocalApplier } from '../../subgraphs/platform/gitops/local-applier.js';
-import { startLocalIngress, type LocalIngress } from '../../subgraphs/platform/gitops/local-ingress.js';
-import { virtualClustersFromHost } from '../../subgraphs/platform/gitops/virtual-clusters.js';
-import { createLogger } from '../../kernel/logger.js';
+import type { KubeSim } from '../../kube-sim/index.js';
+import type { LocalApplier } from '../../subgraphs/platform/gitops/local-applier.js';
 import { expectError, httpClient } from '../helpers/http.js';
-import { startStack, type Stack } from '../helpers/stack.js';
+import { startAppsWorld, type AppsWorld } from '../helpers/apps-world.js';
+import type { Stack } from '../helpers/stack.js';
 import { eventually } from '../helpers/wait.js';
 
 const TENANT_A = '5a000000-0000-4000-8000-00000000005a';
 const TENANT_B = '5b000000-0000-4000-8000-00000000005b';
-const logger = createLogger({ service: 'test', level: 'silent' });
 const SECRET = 's3cret-value-never-shown';
 
 let stack: Stack;
 let sim: KubeSim;
-let dir: string;
+let world: AppsWorld;
 let applier: LocalApplier;
-let ingress: LocalIngress;
 let alice: string;
 let bob: string;
 let space: { id: string; name: string; namespace: string };
@@ -42,29 +34,8 @@ const running = (id: string, revision: number) =>
 const get = (path: string, token = alice) => call('GET', `${apps}/${shop}${path}`, { token });
 
 beforeAll(async () => {
-  sim = await startKubeSim({ podReadyDelayMs: 50, clusterPhaseDelayMs: 50, progressDeadlineFactor: 0.002, logIntervalMs: 100 });
-  dir = mkdtempSync(join(tmpdir(), 'app-extras-e2e-'));
-  writeFileSync(join(dir, 'kubeconfig'), sim.kubeconfig);
-  const repo = await createLocalBareRepo(join(dir, 'fleet.git'), 'main');
-  applier = await startLocalApplier({ repoUrl: repo, branch: 'main', workdir: join(dir, 'applier'), hostKubeConfig: sim.kubeConfig(), intervalMs: 150, logger });
-  ingress = await startLocalIngress({ virtualClusters: virtualClustersFromHost(sim.kubeConfig()), logger, cacheMs: 100 });
-  writeFileSync(join(dir, 'ingress-ca.pem'), ingress.caPem);
-  stack = await startStack('e2e_app_extras', {}, {
-    KUBECONFIG: join(dir, 'kubeconfig'),
-    FLUX_GIT_URL: repo,
-    FLUX_GIT_WORKDIR: join(dir, 'platform-fleet'),
-    APPS_BASE_DOMAIN: 'apps.example.test',
-    APPS_INGRESS_ADDRESS: `127.0.0.1:${ingress.port}`,
-    APPS_INGRESS_CA_FILE: join(dir, 'ingress-ca.pem'),
-    REGISTER_MANAGEMENT_CLUSTER: 'true',
-  });
-  alice = await stack.token({ subject: 'alice', tenantId: TENANT_A, scopes: ['read', 'deploy'] });
-  bob = await stack.token({ subject: 'bob', tenantId: TENANT_B, scopes: ['read', 'deploy'] });
-  const created = await call('POST', '/platform/api/v1/cloudspaces', { token: alice, body: { name: 'prod' } });
-  space = await eventually(async () => {
-    const s = await call('GET', `/platform/api/v1/cloudspaces/${created.json.id}`, { token: alice });
-    return s.json.status === 'Ready' && s.json;
-  }, 'CloudSpace Ready');
+  world = await startAppsWorld('e2e-app-extras', { a: TENANT_A, b: TENANT_B }, { logIntervalMs: 100 });
+  ({ stack, sim, applier, alice, bob, space } = world);
 
   // shop: revision 1, then a new image and environment for revision 2. cart: another app in the same virtual cluster.
   const env = [{ name: 'MODE', value: 'prod' }, { name: 'DB_PASSWORD', value: SECRET, secret: true }];
@@ -85,11 +56,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await stack?.stop();
-  await applier?.stop();
-  await ingress?.stop();
-  await sim?.stop();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await world?.stop();
 });
 
 describe('revisions of an app', () => {

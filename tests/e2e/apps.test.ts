@@ -1,17 +1,13 @@
 import { AppsV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from 'graphql-ws/client';
 import WebSocket from 'ws';
-import { startKubeSim, type KubeSim } from '../../kube-sim/index.js';
-import { createLocalBareRepo, openFleetRepo, type FleetRepo } from '../../subgraphs/platform/gitops/fleet-repo.js';
-import { startLocalApplier, type LocalApplier } from '../../subgraphs/platform/gitops/local-applier.js';
-import { startLocalIngress, type LocalIngress } from '../../subgraphs/platform/gitops/local-ingress.js';
-import { virtualClustersFromHost } from '../../subgraphs/platform/gitops/virtual-clusters.js';
+import type { KubeSim } from '../../kube-sim/index.js';
+import { openFleetRepo, type FleetRepo } from '../../subgraphs/platform/gitops/fleet-repo.js';
 import { createLogger } from '../../kernel/logger.js';
 import { expectError, httpClient } from '../helpers/http.js';
-import { startStack, type Stack } from '../helpers/stack.js';
+import { startAppsWorld, type AppsWorld } from '../helpers/apps-world.js';
+import type { Stack } from '../helpers/stack.js';
 import { eventually, outboxPayloads } from '../helpers/wait.js';
 
 const TENANT_A = '4a000000-0000-4000-8000-00000000004a';
@@ -20,9 +16,7 @@ const logger = createLogger({ service: 'test', level: 'silent' });
 
 let stack: Stack;
 let sim: KubeSim;
-let dir: string;
-let applier: LocalApplier;
-let ingress: LocalIngress;
+let world: AppsWorld;
 let history: FleetRepo;
 let alice: string;
 let bob: string;
@@ -39,38 +33,13 @@ const create = (body: Record<string, unknown>, token = alice) =>
   call('POST', '/platform/api/v1/apps', { token, body: { cloudspace_id: space.id, source: { type: 'image', image: 'nginx:1.27' }, port: 8080, resources: { cpu_request: '100m', memory_request: '64Mi' }, tls: true, ...body } });
 
 beforeAll(async () => {
-  sim = await startKubeSim({ podReadyDelayMs: 50, clusterPhaseDelayMs: 50, progressDeadlineFactor: 0.002 });
-  dir = mkdtempSync(join(tmpdir(), 'apps-e2e-'));
-  writeFileSync(join(dir, 'kubeconfig'), sim.kubeconfig);
-  const repo = await createLocalBareRepo(join(dir, 'fleet.git'), 'main');
-  applier = await startLocalApplier({ repoUrl: repo, branch: 'main', workdir: join(dir, 'applier'), hostKubeConfig: sim.kubeConfig(), intervalMs: 150, logger });
-  ingress = await startLocalIngress({ virtualClusters: virtualClustersFromHost(sim.kubeConfig()), logger, cacheMs: 100 });
-  writeFileSync(join(dir, 'ingress-ca.pem'), ingress.caPem);
-  history = await openFleetRepo({ url: repo, branch: 'main', workdir: join(dir, 'reader'), author: { name: 't', email: 't@example.com' }, logger });
-  stack = await startStack('e2e_apps', {}, {
-    KUBECONFIG: join(dir, 'kubeconfig'),
-    FLUX_GIT_URL: repo,
-    FLUX_GIT_WORKDIR: join(dir, 'platform-fleet'),
-    APPS_BASE_DOMAIN: 'apps.example.test',
-    APPS_INGRESS_ADDRESS: `127.0.0.1:${ingress.port}`,
-    APPS_INGRESS_CA_FILE: join(dir, 'ingress-ca.pem'),
-    REGISTER_MANAGEMENT_CLUSTER: 'true',
-  });
-  alice = await stack.token({ subject: 'alice', tenantId: TENANT_A, scopes: ['read', 'deploy'] });
-  bob = await stack.token({ subject: 'bob', tenantId: TENANT_B, scopes: ['read', 'deploy'] });
-  const created = await call('POST', '/platform/api/v1/cloudspaces', { token: alice, body: { name: 'prod' } });
-  space = await eventually(async () => {
-    const s = await call('GET', `/platform/api/v1/cloudspaces/${created.json.id}`, { token: alice });
-    return s.json.status === 'Ready' && s.json;
-  }, 'CloudSpace Ready');
+  world = await startAppsWorld('e2e-apps', { a: TENANT_A, b: TENANT_B });
+  ({ stack, sim, alice, bob, space } = world);
+  history = await openFleetRepo({ url: world.repoUrl, branch: 'main', workdir: join(world.dir, 'reader'), author: { name: 't', email: 't@example.com' }, logger });
 }, 120_000);
 
 afterAll(async () => {
-  await stack?.stop();
-  await applier?.stop();
-  await ingress?.stop();
-  await sim?.stop();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await world?.stop();
 });
 
 describe('apps on GitOps', () => {
