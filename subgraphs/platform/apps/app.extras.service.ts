@@ -13,7 +13,7 @@ import { isNotFound, orUndefined } from '../orchestrator/kube.js';
 import type { PlatformRuntime } from '../runtime.js';
 import { App, AppRevisionNote, type HealthCheck } from './app.entity.js';
 import { APP_NAMESPACE, LABELS } from './app.render.js';
-import { REVISION_ANNOTATION, revisionOf, type Revision } from './app.revisions.js';
+import { revisionNumber, revisionOf, type Revision } from './app.revisions.js';
 import { AppService } from './app.service.js';
 
 /** Tags are short labels; a revision has at most {@link MAX_TAGS}. */
@@ -203,9 +203,8 @@ export class AppExtrasService {
         clients.apps.listNamespacedReplicaSet({ namespace: APP_NAMESPACE, labelSelector: selectorOf(app) }),
         orUndefined(clients.apps.readNamespacedDeployment({ namespace: APP_NAMESPACE, name: app.name })) as Promise<V1Deployment | undefined>,
       ]);
-      const current = Number(deployment?.metadata?.annotations?.[REVISION_ANNOTATION]);
       const revisions = sets.items
-        .map((rs) => detailOf(rs, Number.isInteger(current) ? current : null))
+        .map((rs) => detailOf(rs, revisionNumber(deployment)))
         .filter((r): r is RevisionDetail => r !== undefined)
         .sort((a, b) => b.revision - a.revision);
       return { deployed: deployment !== undefined || revisions.length > 0, revisions };

@@ -4,7 +4,7 @@ import { PageArgs, PageOf } from '../../../kernel/graphql/page.js';
 import type { PlatformContext } from '../runtime.js';
 import { App, AppPhase } from './app.entity.js';
 import { APP_NAMESPACE, LABELS } from './app.render.js';
-import { listRevisions, REVISION_ANNOTATION, type Revision } from './app.revisions.js';
+import { listRevisions, revisionNumber, type Revision } from './app.revisions.js';
 import { AppService, maskedEnv } from './app.service.js';
 import { deployStatus } from './app.status.js';
 
@@ -191,14 +191,13 @@ async function workloadOf(ctx: PlatformContext, app: App): Promise<AppWorkload |
         const found = new Map<string, AppWorkload>();
         for (const d of items) {
           const id = d.metadata?.labels?.[LABELS.appId];
-          const revision = Number(d.metadata?.annotations?.[REVISION_ANNOTATION]);
           if (id) {
             found.set(id, {
               replicas: d.spec?.replicas ?? 0,
               readyReplicas: d.status?.readyReplicas ?? 0,
               updatedReplicas: d.status?.updatedReplicas ?? 0,
               availableReplicas: d.status?.availableReplicas ?? 0,
-              revision: Number.isInteger(revision) ? revision : null,
+              revision: revisionNumber(d),
             });
           }
         }

@@ -21,10 +21,16 @@ export interface Revision {
   current: boolean;
 }
 
+/** The revision number a Deployment or ReplicaSet carries in its annotation, or null. */
+export function revisionNumber(object: { metadata?: { annotations?: Record<string, string> } } | undefined): number | null {
+  const revision = Number(object?.metadata?.annotations?.[REVISION_ANNOTATION]);
+  return Number.isInteger(revision) ? revision : null;
+}
+
 export function revisionOf(rs: V1ReplicaSet, currentRevision: number | null): Revision | undefined {
-  const revision = Number(rs.metadata?.annotations?.[REVISION_ANNOTATION]);
+  const revision = revisionNumber(rs);
   const container = rs.spec?.template?.spec?.containers?.[0];
-  if (!Number.isInteger(revision) || !container) return undefined;
+  if (revision === null || !container) return undefined;
   const created = rs.metadata?.creationTimestamp;
   return {
     id: rs.metadata?.name ?? '',
@@ -48,9 +54,8 @@ export async function listRevisions(service: AppService, app: App): Promise<Revi
       clients.apps.listNamespacedReplicaSet({ namespace: APP_NAMESPACE, labelSelector: `${LABELS.app}=${app.name},${LABELS.appId}=${app.id}` }),
       orUndefined(clients.apps.readNamespacedDeployment({ namespace: APP_NAMESPACE, name: app.name })),
     ]);
-    const current = Number(deployment?.metadata?.annotations?.[REVISION_ANNOTATION]);
     return sets.items
-      .map((rs) => revisionOf(rs, Number.isInteger(current) ? current : null))
+      .map((rs) => revisionOf(rs, revisionNumber(deployment)))
       .filter((r): r is Revision => r !== undefined)
       .sort((a, b) => b.revision - a.revision);
   });

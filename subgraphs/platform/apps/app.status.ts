@@ -4,7 +4,7 @@ import { Agent, request } from 'undici';
 import type { KubeClients } from '../orchestrator/kube.js';
 import { App, AppPhase } from './app.entity.js';
 import { APP_NAMESPACE, LABELS } from './app.render.js';
-import { REVISION_ANNOTATION } from './app.revisions.js';
+import { revisionNumber } from './app.revisions.js';
 import type { AppService } from './app.service.js';
 
 export type GitOpsState = 'Synced' | 'OutOfSync' | 'Unknown';
@@ -111,8 +111,7 @@ export async function deployStatus(service: AppService, app: App, checker: Reach
   const synced = live.applied ? live.applied === app.lastCommit || (await contains(app.lastCommit, live.applied)) : false;
   const gitops: GitOpsState = live.applied ? (synced ? 'Synced' : 'OutOfSync') : 'Unknown';
   const d = live.deployment;
-  const revision = Number(d?.metadata?.annotations?.[REVISION_ANNOTATION]);
-  const status = { ...base, appliedRevision: live.applied, revision: Number.isInteger(revision) ? revision : null };
+  const status = { ...base, appliedRevision: live.applied, revision: revisionNumber(d) };
   const ready = d?.status?.readyReplicas ?? 0;
   if (!synced || !d) return { ...status, phase: AppPhase.Syncing, gitops, readyReplicas: ready, reachable: false, message: 'waiting for the GitOps controller to apply the latest commit' };
   if (app.replicas === 0) return { ...status, phase: AppPhase.Stopped, gitops, readyReplicas: ready, reachable: false, message: 'stopped' };

@@ -129,7 +129,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
                   order by next_attempt_at limit :limit
                   for update skip locked) due
           where d.id = due.id
-          returning d.id, d.subscription_id, d.event_id, d.event_type, d.body, d.attempt_count, d.occurred_at, d.next_attempt_at
+          returning d.id, d.subscription_id, d.event_id, d.event_type, d.body, d.attempt_count, d.occurred_at
        )
        select c.id, c.subscription_id, c.event_id, c.event_type, c.body, c.attempt_count, c.occurred_at,
               s.url, s.enabled, s.secret_sealed, s.previous_secret_sealed, s.previous_secret_expires_at
@@ -139,16 +139,8 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
     const targets = new Map<string, Target | undefined>();
     for (const row of rows) {
       if (!targets.has(row.subscription_id)) targets.set(row.subscription_id, targetOf(row, now));
-      queue.push({
-        id: row.id,
-        subscription_id: row.subscription_id,
-        event_id: row.event_id,
-        event_type: row.event_type,
-        body: row.body,
-        attempt_count: row.attempt_count,
-        occurred_at: row.occurred_at,
-        target: targets.get(row.subscription_id),
-      });
+      const { url: _url, enabled: _enabled, secret_sealed: _secret, previous_secret_sealed: _previous, previous_secret_expires_at: _expires, ...delivery } = row;
+      queue.push({ ...delivery, target: targets.get(row.subscription_id) });
     }
     return rows.length;
   };
